@@ -1,0 +1,93 @@
+// What a translator makes of one application event: an ordered list of
+// exchange primitives (a "call program"), executed by the vclock module in
+// program order. A program that marks itself clocked ticks first and is
+// recorded (trace, analyses) with the clock it ends with.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "vcx/channel/event_record.h"
+#include "vcx/types.h"
+
+namespace vcx {
+
+// Opaque handles the exchange hands out; translators store them with their
+// requests. 0 is never a valid token.
+struct ReceiveToken {
+  std::uint64_t value = 0;
+  explicit operator bool() const { return value != 0; }
+  auto operator<=>(const ReceiveToken&) const = default;
+};
+struct SendToken {
+  Rank dst{};
+  QueueId queue{};
+  std::uint64_t seq = 0;  // 1-based position on (self → dst, queue)
+  explicit operator bool() const { return seq != 0; }
+};
+
+enum class CollectiveKind : std::uint8_t {
+  AllToAll = 0,  // every member waits for every other (barrier, allreduce, ...)
+  OneToAll = 1,  // the root signals every member (bcast, scatter)
+  AllToOne = 2,  // every member signals the root (reduce, gather)
+};
+
+struct CollectiveRef {
+  GroupId group{};
+  std::uint64_t instance = 0;  // per-group count of collective operations, from 1
+  CollectiveKind kind = CollectiveKind::AllToAll;
+  Rank root{};                 // world rank; ignored for AllToAll
+};
+
+enum class OpKind : std::uint8_t {
+  Signal,              // deposit the current clock on (self → peer, queue)
+  Wait,                // merge the signal bound to a receive token
+  Snapshot,            // the current clock answers the token's synchronous sender
+  WaitAck,             // merge the answer to a synchronous send
+  CollectiveContribute,
+  CollectiveComplete,
+};
+
+enum SignalFlags : std::uint16_t {
+  kSignalSynchronous = 1u << 0,  // the receiver answers with its clock
+};
+
+struct Op {
+  OpKind kind{};
+  std::uint16_t flags = 0;
+  Rank peer{};              // Signal: destination; WaitAck: receiver
+  QueueId queue{};          // Signal, WaitAck
+  std::uint64_t value = 0;  // Wait/Snapshot: receive token; WaitAck: send seq
+  CollectiveRef collective{};
+};
+
+class CallProgram {
+ public:
+  void reset(Model model, std::uint16_t call, std::uint64_t event_seq) {
+    model_ = model;
+    call_ = call;
+    event_seq_ = event_seq;
+    clocked_ = false;
+    ops_.clear();
+  }
+  Model model() const { return model_; }
+  std::uint16_t call() const { return call_; }
+  std::uint64_t event_seq() const { return event_seq_; }
+  bool clocked() const { return clocked_; }
+  std::span<const Op> ops() const { return ops_; }
+
+  // Translators fill the program through these.
+  void set_call(std::uint16_t call) { call_ = call; }
+  void mark_clocked() { clocked_ = true; }
+  void push(const Op& op) { ops_.push_back(op); }
+
+ private:
+  Model model_{};
+  std::uint16_t call_ = 0;
+  std::uint64_t event_seq_ = 0;
+  bool clocked_ = false;
+  std::vector<Op> ops_;  // capacity kept between events
+};
+
+}  // namespace vcx

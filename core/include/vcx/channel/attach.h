@@ -1,0 +1,87 @@
+// How an application process attaches to its tool process: it connects to the
+// tool's Unix socket in the session directory, says hello, and receives the
+// shared-memory block as a file descriptor (memfd, never a name in /dev/shm).
+// The socket stays open for the whole run: a byte on it wakes a sleeping tool,
+// and its end-of-file tells each side that the other is gone.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "vcx/channel/shared_channel.h"
+
+namespace vcx::channel {
+
+inline constexpr std::uint64_t kAttachMagic = 0x3130'4843'5441'5856ULL;  // "VXATCH01"
+inline constexpr std::uint32_t kAttachVersion = 1;
+inline constexpr std::size_t kTokenBytes = 64;
+
+struct AttachHello {
+  std::uint64_t magic;
+  std::uint32_t version;
+  std::uint32_t world_rank;
+  std::uint32_t world_size;
+  std::int32_t pid;
+  std::uint16_t model;       // vcx::Model of the interceptor
+  std::uint16_t reserved[3];
+  char token[kTokenBytes];   // the session's secret, NUL-padded
+};
+static_assert(std::is_trivially_copyable_v<AttachHello>);
+static_assert(sizeof(AttachHello) == 96);
+
+enum class AttachStatus : std::uint32_t {
+  Ok = 0,
+  BadVersion = 1,
+  BadToken = 2,
+  SizeMismatch = 3,
+  RankMismatch = 4,
+  AlreadyAttached = 5,
+  Internal = 6,
+};
+
+struct AttachReply {
+  std::uint64_t magic;
+  AttachStatus status;
+  std::uint32_t mode_flags;       // ChannelModeFlags
+  std::uint64_t channel_bytes;    // size of the mapping passed with the reply
+  char message[232];              // human-readable reason when status != Ok
+};
+static_assert(std::is_trivially_copyable_v<AttachReply>);
+static_assert(sizeof(AttachReply) == 256);
+
+const char* attach_status_name(AttachStatus s);
+
+// ---- application side -------------------------------------------------------
+
+struct Attachment {
+  int socket_fd = -1;
+  ChannelControl* control = nullptr;
+  std::size_t mapped_bytes = 0;
+};
+
+// Connects (retrying until timeout_ms while the socket does not exist yet),
+// sends hello, maps the channel. On failure returns false and fills `error`.
+bool attach_to_tool(const std::string& socket_path, const AttachHello& hello, int timeout_ms,
+                    Attachment* out, std::string* error);
+void detach(Attachment* a);
+
+// ---- tool side --------------------------------------------------------------
+
+// A freshly created shared block (memfd) mapped into the tool.
+struct ChannelBlock {
+  int memfd = -1;
+  ChannelControl* control = nullptr;
+  std::size_t bytes = 0;
+};
+bool create_channel_block(std::size_t ring_capacity, std::uint32_t mode_flags, ChannelBlock* out,
+                          std::string* error);
+void destroy_channel_block(ChannelBlock* b);
+
+// Reads exactly `len` bytes from a blocking socket; false on EOF or error.
+bool read_full(int fd, void* buf, std::size_t len);
+// Sends the reply, with the block's descriptor attached when fd >= 0.
+bool send_attach_reply(int socket_fd, const AttachReply& reply, int fd);
+
+}  // namespace vcx::channel

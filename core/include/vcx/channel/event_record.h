@@ -1,0 +1,47 @@
+// One application event as it travels through the channel: a fixed header and
+// a model-specific payload. The core never interprets the payload; the
+// translator plugin named by `model` does.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace vcx {
+
+enum class Model : std::uint16_t {
+  Padding = 0,  // ring filler at the wrap point, never delivered
+  Control = 1,  // channel-level events (attach, detach)
+  Mpi = 2,
+  Shmem = 3,
+  Annotation = 4,
+  Example = 5,
+};
+
+enum EventFlags : std::uint32_t {
+  kEventNeedsReply = 1u << 0,  // the application waits until the tool replies
+};
+
+struct EventHeader {
+  std::uint32_t size;   // whole record in bytes, header included, multiple of 8
+  Model model;
+  std::uint16_t type;   // model-specific event type
+  std::uint32_t flags;  // EventFlags
+  std::uint32_t payload_size;
+  std::uint64_t seq;    // per-channel event number, starts at 1
+};
+static_assert(sizeof(EventHeader) == 24);
+static_assert(std::is_trivially_copyable_v<EventHeader>);
+static_assert(alignof(EventHeader) <= 8);
+
+inline constexpr std::size_t kEventAlign = 8;
+inline constexpr std::size_t event_record_size(std::size_t payload) {
+  return (sizeof(EventHeader) + payload + kEventAlign - 1) & ~(kEventAlign - 1);
+}
+
+// Channel-level control events (Model::Control).
+enum class ControlEvent : std::uint16_t {
+  Detach = 1,  // the application finished normally (e.g. after MPI_Finalize)
+};
+
+}  // namespace vcx

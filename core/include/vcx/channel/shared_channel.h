@@ -1,0 +1,79 @@
+// The shared-memory block between application rank i and tool rank i: an
+// event ring (application → tool) and a reply word (tool → application).
+//
+// Single producer (the application, serialised by the interceptor), single
+// consumer (the tool's event loop). The push fast path is a copy and one
+// store; it makes a system call only to wake a sleeping tool.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "vcx/channel/event_record.h"
+
+namespace vcx::channel {
+
+inline constexpr std::uint64_t kChannelMagic = 0x3130'4e4e'4843'5856ULL;  // "VXCHNN01"
+inline constexpr std::uint32_t kChannelLayoutVersion = 1;
+inline constexpr std::size_t kCacheLine = 64;
+
+struct alignas(kCacheLine) ChannelControl {
+  // Identity, written once by the tool before the application maps it.
+  std::uint64_t magic;
+  std::uint32_t layout_version;
+  std::uint32_t flags;          // ChannelModeFlags
+  std::uint64_t ring_capacity;  // bytes of ring data, power of two
+
+  // Producer side (application writes, tool reads).
+  alignas(kCacheLine) std::atomic<std::uint64_t> head;  // bytes pushed, monotonic
+  std::atomic<std::uint32_t> producer_waiting;          // app sleeps for space
+  std::atomic<std::uint32_t> app_sleeping;              // app sleeps for a reply
+
+  // Consumer side (tool writes, application reads).
+  alignas(kCacheLine) std::atomic<std::uint64_t> tail;  // bytes consumed
+  std::atomic<std::uint32_t> space_futex;               // bumped when space frees up
+  std::atomic<std::uint32_t> consumer_sleeping;         // tool sleeps; wake it
+
+  // Replies: the highest event seq the tool has answered.
+  alignas(kCacheLine) std::atomic<std::uint64_t> replied_seq;
+  std::atomic<std::uint32_t> reply_futex;
+  std::atomic<std::uint32_t> tool_state;  // ToolState
+
+  // Diagnostics the tool may read at any time.
+  alignas(kCacheLine) std::atomic<std::uint64_t> stall_ns;  // app time spent waiting
+  std::atomic<std::uint64_t> backpressure_ns;               // app time waiting for space
+};
+
+enum ChannelModeFlags : std::uint32_t {
+  kModeNoStall = 1u << 0,  // never wait for replies
+};
+
+enum class ToolState : std::uint32_t {
+  Running = 0,
+  Failed = 1,  // the tool gave up; the application must not wait for it
+};
+
+static_assert(std::is_standard_layout_v<ChannelControl>);
+static_assert(sizeof(ChannelControl) == 5 * kCacheLine);
+static_assert(offsetof(ChannelControl, head) == kCacheLine);
+static_assert(offsetof(ChannelControl, tail) == 2 * kCacheLine);
+static_assert(offsetof(ChannelControl, replied_seq) == 3 * kCacheLine);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+static_assert(sizeof(std::atomic<std::uint32_t>) == 4, "futex words are 32 bits");
+
+inline constexpr std::size_t channel_bytes(std::size_t ring_capacity) {
+  return sizeof(ChannelControl) + ring_capacity;
+}
+
+inline std::uint8_t* ring_data(ChannelControl* c) {
+  return reinterpret_cast<std::uint8_t*>(c) + sizeof(ChannelControl);
+}
+
+// Initialises a freshly mapped, zeroed block.
+void init_channel(ChannelControl* c, std::size_t ring_capacity, std::uint32_t mode_flags);
+bool channel_valid(const ChannelControl* c, std::size_t mapped_bytes);
+
+}  // namespace vcx::channel

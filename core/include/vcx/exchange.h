@@ -1,0 +1,90 @@
+// The generic signal/wait exchange as translators see it. Implemented by the
+// vclock module; translators never touch clocks or tool messages themselves.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "vcx/call_program.h"
+#include "vcx/types.h"
+#include "vcx/vector_clock.h"
+
+namespace vcx {
+
+// Calls a translator makes while it translates events. Translation runs in
+// program order as soon as an event is read, usually long before the
+// program's clocks can be computed.
+class ExchangeControl {
+ public:
+  virtual ~ExchangeControl() = default;
+
+  // Members in group order (the order trees are built over). Call before any
+  // collective on the group; registering the same id again must give the same
+  // members.
+  virtual void register_group(GroupId id, std::span<const Rank> members) = 0;
+
+  // A receive posted by the application. Bind it to its queue once its
+  // source and queue are known, in the queue's FIFO order (MPI posting order):
+  // the n-th bind on (src, queue) receives the n-th signal sent on it.
+  virtual ReceiveToken new_receive() = 0;
+  virtual void bind_receive(ReceiveToken t, Rank src, QueueId queue) = 0;
+  // A receive that will never match (cancelled, or to MPI_PROC_NULL).
+  virtual void drop_receive(ReceiveToken t) = 0;
+
+  // The translator holds receives whose queue position depends on events the
+  // application has not reported yet (e.g. an earlier wildcard receive still
+  // pending). While true, the tool does not make the application wait where
+  // that could deadlock.
+  virtual void set_unresolved_receives(bool any) = 0;
+
+  // Numbers the next signal from this process on (dst, queue). Every Signal
+  // op carries the seq reserved for it here, in program order.
+  virtual SendToken reserve_send(Rank dst, QueueId queue) = 0;
+};
+
+// One clocked call, after its program ran to the end.
+struct ClockedCall {
+  Rank rank{};
+  std::uint64_t seq = 0;          // per-rank count of clocked calls, from 0
+  Model model{};
+  std::uint16_t call = 0;
+  const char* call_name = "";
+  std::span<const Rank> peers;    // point-to-point partners (world ranks)
+  GroupId group{};                // collective group, 0 if none
+  QueueId queue{};                // first point-to-point queue, {0,0} if none
+  ClockSpan clock;                // the clock recorded for the call
+};
+
+class ClockedCallObserver {
+ public:
+  virtual ~ClockedCallObserver() = default;
+  virtual void on_clocked_call(const ClockedCall& call) = 0;
+  // The application is gone (normally or not); write what is buffered.
+  virtual void flush() {}
+};
+
+// The engine the tool process drives: it queues translated programs, runs
+// them in program order as far as the exchange allows, and reacts to messages
+// from other tool processes. Implemented by the vclock module.
+class ExchangeEngine {
+ public:
+  virtual ~ExchangeEngine() = default;
+  virtual ExchangeControl& control() = 0;
+  // Queues a copy of the program. Programs with no ops are still queued so
+  // that replies keep program order.
+  virtual void enqueue(const CallProgram& program, bool needs_reply) = 0;
+  // Runs queued programs until one blocks or none is left.
+  virtual void run() = 0;
+  virtual bool idle() const = 0;  // nothing queued
+  // True while making the application wait could deadlock (see
+  // ExchangeControl::set_unresolved_receives): the tool then answers at once.
+  virtual bool must_not_stall() const = 0;
+  // Human-readable description of what the head program waits for.
+  virtual std::string blocked_on() const = 0;
+  virtual void add_observer(ClockedCallObserver* o) = 0;
+  virtual ClockSpan clock() const = 0;
+  virtual std::uint64_t clocked_calls() const = 0;
+};
+
+}  // namespace vcx

@@ -1,0 +1,74 @@
+// Plugins (the exchange engine, translators, analysis modules) are shared
+// objects loaded by name. Each exports one C function returning a static
+// descriptor; the host checks the ABI version before it uses anything else.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "vcx/options.h"
+#include "vcx/types.h"
+
+namespace vcx {
+
+// Bumped whenever a header seen by plugins changes incompatibly.
+inline constexpr std::uint32_t kPluginAbiVersion = 1;
+inline constexpr const char* kPluginEntryPoint = "vcx_plugin_descriptor";
+
+class ExchangeEngine;
+class Translator;
+class ClockedCallObserver;
+class PeerTransport;
+class ToolHost;
+
+enum class PluginKind : std::uint32_t {
+  Engine = 1,      // the exchange (exactly one per tool process)
+  Translator = 2,  // one per programming model
+  Module = 3,      // analyses and outputs observing clocked calls
+};
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual ExchangeEngine* engine() { return nullptr; }
+  virtual Translator* translator() { return nullptr; }
+  virtual ClockedCallObserver* observer() { return nullptr; }
+};
+
+struct PluginDescriptor {
+  std::uint32_t abi_version;  // kPluginAbiVersion the plugin was built with
+  PluginKind kind;
+  const char* name;
+  const char* description;
+  const OptionSpec* options;  // terminated by an entry with name == nullptr
+  // Creates the plugin for this tool process; nullptr and *error on failure.
+  Plugin* (*create)(ToolHost& host, std::string* error);
+};
+
+// Services of the tool process that plugins may use.
+class ToolHost {
+ public:
+  virtual ~ToolHost() = default;
+  virtual Rank rank() const = 0;
+  virtual std::uint32_t world_size() const = 0;
+  virtual const Options& options() const = 0;
+  virtual PeerTransport& transport() = 0;
+  // Lets the application go on past event `seq` (and all before it).
+  virtual void reply(std::uint64_t event_seq) = 0;
+  virtual const char* call_name(std::uint8_t model, std::uint16_t call) const = 0;
+  // Ends the whole tool job with a message; does not return.
+  [[noreturn]] virtual void fatal(const std::string& why) = 0;
+};
+
+}  // namespace vcx
+
+extern "C" {
+typedef const vcx::PluginDescriptor* (*vcx_plugin_descriptor_fn)();
+}
+
+// Use once per plugin source: VCX_PLUGIN(descriptor_object)
+#define VCX_PLUGIN(desc)                                                           \
+  extern "C" __attribute__((visibility("default"))) const vcx::PluginDescriptor* \
+  vcx_plugin_descriptor() {                                                      \
+    return &(desc);                                                              \
+  }

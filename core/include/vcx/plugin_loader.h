@@ -1,0 +1,31 @@
+// Finds and loads plugins by name from the plugin directory.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vcx/plugin.h"
+
+namespace vcx {
+
+struct LoadedPlugin {
+  std::string name;
+  std::string path;
+  void* handle = nullptr;  // dlopen handle, closed by the loader's owner
+  const PluginDescriptor* descriptor = nullptr;
+};
+
+// File name of a plugin: "vcx-<kind>-<name>.so", kind one of engine,
+// translator, module.
+std::string plugin_file_name(PluginKind kind, const std::string& name);
+
+// Loads `name` of `kind` from `dir`. Throws std::runtime_error with a message
+// that says what to do (unknown name: lists the available ones; ABI mismatch:
+// names both versions).
+LoadedPlugin load_plugin(const std::string& dir, PluginKind kind, const std::string& name);
+// Names of the plugins of `kind` present in `dir`.
+std::vector<std::string> available_plugins(const std::string& dir, PluginKind kind);
+void unload_plugin(LoadedPlugin& p);
+
+}  // namespace vcx

@@ -1,0 +1,208 @@
+#include "vcx/channel/ring.h"
+
+#include <time.h>
+
+#include <cstring>
+
+#include "vcx/channel/futex.h"
+
+namespace vcx::channel {
+namespace {
+
+std::uint64_t now_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+void write_padding(std::uint8_t* at, std::uint64_t bytes) noexcept {
+  // A padding record may be as short as 8 bytes: only size and model are written.
+  const std::uint32_t size = static_cast<std::uint32_t>(bytes);
+  const Model model = Model::Padding;
+  std::memcpy(at, &size, sizeof size);
+  std::memcpy(at + offsetof(EventHeader, model), &model, sizeof model);
+}
+
+}  // namespace
+
+RingProducer::RingProducer(ChannelControl* control, ProducerHooks hooks, WaitPolicy policy)
+    : c_(control),
+      data_(ring_data(control)),
+      mask_(control->ring_capacity - 1),
+      head_(control->head.load(std::memory_order_relaxed)),
+      pending_head_(head_),
+      tail_cache_(control->tail.load(std::memory_order_acquire)),
+      hooks_(hooks),
+      policy_(policy) {}
+
+std::size_t RingProducer::max_payload() const noexcept {
+  return (mask_ + 1) / 4 - sizeof(EventHeader);
+}
+
+bool RingProducer::wait_for_space(std::uint64_t needed) noexcept {
+  const std::uint64_t cap = mask_ + 1;
+  auto fits = [&] { return pending_head_ + needed - tail_cache_ <= cap; };
+  tail_cache_ = c_->tail.load(std::memory_order_acquire);
+  if (fits()) return true;
+
+  const std::uint64_t start = now_ns();
+  const std::uint64_t spin_until = start + policy_.spin_ns;
+  while (now_ns() < spin_until) {
+    cpu_relax();
+    tail_cache_ = c_->tail.load(std::memory_order_acquire);
+    if (fits()) return true;
+  }
+  bool ok = true;
+  for (;;) {
+    const std::uint32_t f = c_->space_futex.load(std::memory_order_acquire);
+    c_->producer_waiting.store(1, std::memory_order_seq_cst);
+    tail_cache_ = c_->tail.load(std::memory_order_seq_cst);
+    if (fits()) break;
+    if (c_->tool_state.load(std::memory_order_acquire) != 0 ||
+        (hooks_.tool_alive && !hooks_.tool_alive(hooks_.ctx))) {
+      ok = false;
+      break;
+    }
+    // A consumer that sleeps while the ring is full would never free space.
+    if (hooks_.wake_consumer && c_->consumer_sleeping.exchange(0, std::memory_order_seq_cst))
+      hooks_.wake_consumer(hooks_.ctx);
+    futex_wait(&c_->space_futex, f, policy_.liveness_check_ns);
+  }
+  c_->producer_waiting.store(0, std::memory_order_relaxed);
+  c_->backpressure_ns.fetch_add(now_ns() - start, std::memory_order_relaxed);
+  return ok;
+}
+
+void* RingProducer::begin(Model model, std::uint16_t type, std::uint32_t flags,
+                          std::size_t payload_size) {
+  if (payload_size > max_payload()) return nullptr;
+  const std::uint64_t rec = event_record_size(payload_size);
+  const std::uint64_t cap = mask_ + 1;
+  pending_head_ = head_;
+  std::uint64_t off = pending_head_ & mask_;
+  std::uint64_t pad = (off + rec > cap) ? cap - off : 0;
+  if (pending_head_ + pad + rec - tail_cache_ > cap && !wait_for_space(pad + rec)) return nullptr;
+  if (pad != 0) {
+    write_padding(data_ + off, pad);
+    pending_head_ += pad;
+    off = 0;
+  }
+  auto* h = reinterpret_cast<EventHeader*>(data_ + off);
+  h->size = static_cast<std::uint32_t>(rec);
+  h->model = model;
+  h->type = type;
+  h->flags = flags;
+  h->payload_size = static_cast<std::uint32_t>(payload_size);
+  h->seq = seq_ + 1;
+  pending_head_ += rec;
+  return h + 1;
+}
+
+std::uint64_t RingProducer::commit() noexcept {
+  ++seq_;
+  head_ = pending_head_;
+  // seq_cst pairs with the consumer's prepare_sleep(): either it sees this
+  // record or we see that it sleeps.
+  c_->head.store(head_, std::memory_order_seq_cst);
+  if (c_->consumer_sleeping.load(std::memory_order_seq_cst) != 0 &&
+      c_->consumer_sleeping.exchange(0, std::memory_order_seq_cst) != 0 && hooks_.wake_consumer) {
+    hooks_.wake_consumer(hooks_.ctx);
+  }
+  return seq_;
+}
+
+WaitResult RingProducer::wait_reply(std::uint64_t seq) noexcept {
+  if (c_->replied_seq.load(std::memory_order_acquire) >= seq) return WaitResult::Ok;
+  const std::uint64_t start = now_ns();
+  const std::uint64_t spin_until = start + policy_.spin_ns;
+  WaitResult result = WaitResult::Ok;
+  while (now_ns() < spin_until) {
+    cpu_relax();
+    if (c_->replied_seq.load(std::memory_order_acquire) >= seq) goto done;
+  }
+  for (;;) {
+    const std::uint32_t f = c_->reply_futex.load(std::memory_order_acquire);
+    c_->app_sleeping.store(1, std::memory_order_seq_cst);
+    if (c_->replied_seq.load(std::memory_order_seq_cst) >= seq) break;
+    if (c_->tool_state.load(std::memory_order_acquire) != 0 ||
+        (hooks_.tool_alive && !hooks_.tool_alive(hooks_.ctx))) {
+      result = WaitResult::ToolGone;
+      break;
+    }
+    futex_wait(&c_->reply_futex, f, policy_.liveness_check_ns);
+  }
+  c_->app_sleeping.store(0, std::memory_order_relaxed);
+done:
+  c_->stall_ns.fetch_add(now_ns() - start, std::memory_order_relaxed);
+  return result;
+}
+
+RingConsumer::RingConsumer(ChannelControl* control)
+    : c_(control),
+      data_(ring_data(control)),
+      mask_(control->ring_capacity - 1),
+      tail_(control->tail.load(std::memory_order_relaxed)),
+      head_cache_(control->head.load(std::memory_order_acquire)) {}
+
+bool RingConsumer::empty() const noexcept {
+  return c_->head.load(std::memory_order_acquire) == tail_;
+}
+
+const EventHeader* RingConsumer::peek() noexcept {
+  for (;;) {
+    if (tail_ == head_cache_) {
+      head_cache_ = c_->head.load(std::memory_order_acquire);
+      if (tail_ == head_cache_) return nullptr;
+    }
+    const std::uint8_t* at = data_ + (tail_ & mask_);
+    std::uint32_t size;
+    Model model;
+    std::memcpy(&size, at, sizeof size);
+    std::memcpy(&model, at + offsetof(EventHeader, model), sizeof model);
+    if (model != Model::Padding) return reinterpret_cast<const EventHeader*>(at);
+    tail_ += size;  // padding is consumed without being published separately
+  }
+}
+
+void RingConsumer::pop() noexcept {
+  const auto* h = reinterpret_cast<const EventHeader*>(data_ + (tail_ & mask_));
+  tail_ += h->size;
+  c_->tail.store(tail_, std::memory_order_seq_cst);
+  if (c_->producer_waiting.load(std::memory_order_seq_cst) != 0) {
+    c_->space_futex.fetch_add(1, std::memory_order_release);
+    futex_wake_all(&c_->space_futex);
+  }
+}
+
+bool RingConsumer::prepare_sleep() noexcept {
+  c_->consumer_sleeping.store(1, std::memory_order_seq_cst);
+  if (c_->head.load(std::memory_order_seq_cst) != tail_) {
+    c_->consumer_sleeping.store(0, std::memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
+void RingConsumer::end_sleep() noexcept {
+  c_->consumer_sleeping.store(0, std::memory_order_relaxed);
+}
+
+void RingConsumer::reply(std::uint64_t seq) noexcept {
+  if (c_->replied_seq.load(std::memory_order_relaxed) >= seq) return;
+  c_->replied_seq.store(seq, std::memory_order_seq_cst);
+  if (c_->app_sleeping.load(std::memory_order_seq_cst) != 0) {
+    c_->reply_futex.fetch_add(1, std::memory_order_release);
+    futex_wake_all(&c_->reply_futex);
+  }
+}
+
+void RingConsumer::set_tool_state(ToolState s) noexcept {
+  c_->tool_state.store(static_cast<std::uint32_t>(s), std::memory_order_seq_cst);
+  c_->reply_futex.fetch_add(1, std::memory_order_release);
+  futex_wake_all(&c_->reply_futex);
+  c_->space_futex.fetch_add(1, std::memory_order_release);
+  futex_wake_all(&c_->space_futex);
+}
+
+}  // namespace vcx::channel

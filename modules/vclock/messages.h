@@ -1,0 +1,43 @@
+// Messages between vclock engines (PeerChannel::Exchange). Each starts with a
+// fixed header; clocks follow as `width` 64-bit entries.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+namespace vcx::vclock {
+
+enum class MsgType : std::uint8_t {
+  Signal = 1,    // a deposited point-to-point clock
+  Ack = 2,       // a receiver's answer to a synchronous send
+  NeedAck = 3,   // the sender waits for an answer (no clock)
+  CollUp = 4,    // a subtree's combined contribution, towards the tree root
+  CollDown = 5,  // the result (or the root's clock), away from the tree root
+};
+
+struct P2PHeader {
+  MsgType type;
+  std::uint8_t reserved;
+  std::uint16_t flags;  // SignalFlags
+  std::uint32_t width;  // clock entries that follow (0 for NeedAck)
+  std::uint64_t queue_a;
+  std::uint64_t queue_b;
+  std::uint64_t seq;
+};
+static_assert(sizeof(P2PHeader) == 32);
+static_assert(std::is_trivially_copyable_v<P2PHeader>);
+
+struct CollHeader {
+  MsgType type;
+  std::uint8_t kind;  // CollectiveKind
+  std::uint16_t reserved;
+  std::uint32_t width;
+  std::uint64_t group;
+  std::uint64_t instance;
+  std::uint32_t root;  // world rank of the operation's root
+  std::uint32_t reserved2;
+};
+static_assert(sizeof(CollHeader) == 32);
+static_assert(std::is_trivially_copyable_v<CollHeader>);
+
+}  // namespace vcx::vclock

@@ -1,0 +1,592 @@
+#include "vclock_engine.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "binomial_tree.h"
+
+namespace vcx::vclock {
+
+VclockEngine::Slot& VclockEngine::InQueue::at(std::uint64_t pos) {
+  while (base + slots.size() <= pos) slots.emplace_back();
+  return slots[pos - base];
+}
+
+VclockEngine::VclockEngine(ToolHost& host, PeerTransport& transport, Rank self,
+                           std::uint32_t width)
+    : host_(host), transport_(transport), self_(self), width_(width), clock_(width), pool_(width) {
+  transport_.set_handler(PeerChannel::Exchange,
+                         [this](Rank src, std::span<const std::uint8_t> bytes) {
+                           on_message(src, bytes);
+                         });
+  scratch_.reserve(sizeof(CollHeader) + width * sizeof(ClockValue));
+}
+
+VclockEngine::~VclockEngine() {
+  transport_.set_handler(PeerChannel::Exchange, nullptr);
+}
+
+// ---------------------------------------------------------------------------
+// Program queue
+
+void VclockEngine::enqueue(const CallProgram& program, bool needs_reply) {
+  programs_.push_back(QueuedProgram{program.model(), program.call(), program.clocked(), needs_reply,
+                                    program.event_seq(), program.ops().size()});
+  for (const Op& op : program.ops()) ops_.push_back(op);
+}
+
+void VclockEngine::run() {
+  while (!programs_.empty()) {
+    const QueuedProgram& p = programs_.front();
+    if (!head_started_) {
+      head_started_ = true;
+      pc_ = 0;
+      need_ack_sent_ = false;
+      peers_.clear();
+      call_group_ = GroupId{};
+      call_queue_ = QueueId{};
+      if (p.clocked) clock_.tick(self_);
+    }
+    while (pc_ < p.op_count) {
+      if (!execute(ops_[pc_])) return;
+      ++pc_;
+      need_ack_sent_ = false;
+    }
+    finish_program(p);
+    ops_.erase(ops_.begin(), ops_.begin() + static_cast<std::ptrdiff_t>(p.op_count));
+    programs_.pop_front();
+    head_started_ = false;
+  }
+}
+
+void VclockEngine::finish_program(const QueuedProgram& p) {
+  if (p.clocked) {
+    ClockedCall call;
+    call.rank = self_;
+    call.seq = clocked_calls_++;
+    call.model = p.model;
+    call.call = p.call;
+    call.call_name = host_.call_name(static_cast<std::uint8_t>(p.model), p.call);
+    call.peers = peers_;
+    call.group = call_group_;
+    call.queue = call_queue_;
+    call.clock = clock_.view();
+    for (ClockedCallObserver* o : observers_) o->on_clocked_call(call);
+  }
+  if (p.needs_reply) host_.reply(p.event_seq);
+}
+
+bool VclockEngine::execute(const Op& op) {
+  switch (op.kind) {
+    case OpKind::Signal:
+      send_p2p(op.peer, MsgType::Signal, op.flags, op.queue, op.value, clock_.view().data());
+      peers_.push_back(op.peer);
+      if (call_queue_ == QueueId{}) call_queue_ = op.queue;
+      return true;
+    case OpKind::Wait:
+      return exec_wait(op);
+    case OpKind::Snapshot: {
+      Receive* r = receives_.get(op.value);
+      if (!r || r->snapshot_taken) return true;
+      r->snapshot_taken = true;
+      bool needed = true;
+      if (r->bound) {
+        const InQueue& q = in_[r->key];
+        if (r->pos < q.base) {
+          needed = false;  // already answered and trimmed
+        } else {
+          const Slot& s = q.slots[r->pos - q.base];
+          needed = !(s.arrived && !s.synchronous) && !s.answered;
+        }
+      }
+      if (needed) {
+        r->snapshot = pool_.acquire_copy(clock_.view());
+        try_answer(*r, op.value);
+      }
+      maybe_release_receive(op.value);
+      return true;
+    }
+    case OpKind::WaitAck:
+      return exec_wait_ack(op);
+    case OpKind::CollectiveContribute:
+      return exec_collective(op, false);
+    case OpKind::CollectiveComplete:
+      return exec_collective(op, true);
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Point-to-point
+
+SendToken VclockEngine::reserve_send(Rank dst, QueueId queue) {
+  std::uint64_t& next = send_seq_[PeerQueue{dst, queue}];
+  return SendToken{dst, queue, ++next};
+}
+
+ReceiveToken VclockEngine::new_receive() { return ReceiveToken{receives_.create()}; }
+
+void VclockEngine::bind_receive(ReceiveToken t, Rank src, QueueId queue) {
+  Receive* r = receives_.get(t.value);
+  if (!r || r->bound) return;
+  r->bound = true;
+  r->key = PeerQueue{src, queue};
+  InQueue& q = in_[r->key];
+  r->pos = q.next_bind++;
+  Slot& s = q.at(r->pos);
+  s.receive = t.value;
+  if (s.ack_wanted && !s.answered) --wanted_unbound_;
+  try_answer(*r, t.value);
+  maybe_release_receive(t.value);
+}
+
+void VclockEngine::drop_receive(ReceiveToken t) {
+  Receive* r = receives_.get(t.value);
+  if (!r || r->bound) return;
+  pool_.release(r->snapshot);
+  receives_.destroy(t.value);
+}
+
+void VclockEngine::try_answer(Receive& r, std::uint64_t token) {
+  if (!r.bound || !r.snapshot_taken) return;
+  InQueue& q = in_[r.key];
+  if (r.pos < q.base) return;
+  Slot& s = q.slots[r.pos - q.base];
+  if (!s.arrived || s.answered) {
+    if (s.arrived && s.answered && r.snapshot) {
+      pool_.release(r.snapshot);
+      r.snapshot = nullptr;
+    }
+    return;
+  }
+  if (s.synchronous) {
+    send_p2p(r.key.peer, MsgType::Ack, 0, r.key.queue, r.pos, r.snapshot);
+  }
+  s.answered = true;
+  pool_.release(r.snapshot);
+  r.snapshot = nullptr;
+  (void)token;
+  trim(q);
+}
+
+void VclockEngine::maybe_release_receive(std::uint64_t token) {
+  Receive* r = receives_.get(token);
+  if (r && r->merged && r->snapshot_taken && r->snapshot == nullptr) receives_.destroy(token);
+}
+
+void VclockEngine::trim(InQueue& q) {
+  while (!q.slots.empty() && q.slots.front().merged && q.slots.front().answered) {
+    pool_.release(q.slots.front().clock);
+    q.slots.pop_front();
+    ++q.base;
+  }
+}
+
+bool VclockEngine::exec_wait(const Op& op) {
+  Receive* r = receives_.get(op.value);
+  if (!r || r->merged) return true;
+  if (!r->bound) return false;  // its queue position is not known yet
+  InQueue& q = in_[r->key];
+  Slot& s = q.at(r->pos);
+  if (!s.arrived) return false;
+  clock_.merge(pool_.view(s.clock));
+  pool_.release(s.clock);
+  s.clock = nullptr;
+  s.merged = true;
+  r->merged = true;
+  peers_.push_back(r->key.peer);
+  if (call_queue_ == QueueId{}) call_queue_ = r->key.queue;
+  trim(q);
+  maybe_release_receive(op.value);
+  return true;
+}
+
+bool VclockEngine::exec_wait_ack(const Op& op) {
+  auto it = acks_.find(AckKey{PeerQueue{op.peer, op.queue}, op.value});
+  if (it == acks_.end()) {
+    if (!need_ack_sent_) {
+      send_p2p(op.peer, MsgType::NeedAck, 0, op.queue, op.value, nullptr);
+      need_ack_sent_ = true;
+    }
+    return false;
+  }
+  clock_.merge(pool_.view(it->second));
+  pool_.release(it->second);
+  acks_.erase(it);
+  peers_.push_back(op.peer);
+  if (call_queue_ == QueueId{}) call_queue_ = op.queue;
+  return true;
+}
+
+void VclockEngine::send_p2p(Rank dst, MsgType type, std::uint16_t flags, QueueId q,
+                            std::uint64_t seq, const ClockValue* clock) {
+  P2PHeader h{};
+  h.type = type;
+  h.flags = flags;
+  h.width = clock ? width_ : 0;
+  h.queue_a = q.a;
+  h.queue_b = q.b;
+  h.seq = seq;
+  const std::size_t clock_bytes = clock ? width_ * sizeof(ClockValue) : 0;
+  scratch_.resize(sizeof h + clock_bytes);
+  std::memcpy(scratch_.data(), &h, sizeof h);
+  if (clock) std::memcpy(scratch_.data() + sizeof h, clock, clock_bytes);
+  transport_.send(dst, PeerChannel::Exchange, scratch_);
+}
+
+void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
+  if (bytes.empty()) return;
+  const auto type = static_cast<MsgType>(bytes[0]);
+  if (type == MsgType::CollUp || type == MsgType::CollDown) {
+    CollHeader h;
+    if (bytes.size() < sizeof h) host_.fatal("vclock: short collective message");
+    std::memcpy(&h, bytes.data(), sizeof h);
+    if (h.width != width_ || bytes.size() != sizeof h + h.width * sizeof(ClockValue))
+      host_.fatal("vclock: collective message with a foreign clock width");
+    // The payload may be unaligned in the receive buffer; copy it out.
+    ClockValue* tmp = pool_.acquire();
+    std::memcpy(tmp, bytes.data() + sizeof h, h.width * sizeof(ClockValue));
+    on_collective(src, h, pool_.view(tmp));
+    pool_.release(tmp);
+    return;
+  }
+  P2PHeader h;
+  if (bytes.size() < sizeof h) host_.fatal("vclock: short point-to-point message");
+  std::memcpy(&h, bytes.data(), sizeof h);
+  if ((h.width != 0 && h.width != width_) ||
+      bytes.size() != sizeof h + h.width * sizeof(ClockValue))
+    host_.fatal("vclock: point-to-point message with a foreign clock width");
+  switch (type) {
+    case MsgType::Signal:
+    case MsgType::Ack: {
+      ClockValue* tmp = pool_.acquire();
+      std::memcpy(tmp, bytes.data() + sizeof h, width_ * sizeof(ClockValue));
+      if (type == MsgType::Signal) {
+        on_signal(src, h, ClockSpan(tmp, width_));
+      } else {
+        on_ack(src, h, ClockSpan(tmp, width_));
+      }
+      return;  // ownership of tmp passed on
+    }
+    case MsgType::NeedAck:
+      on_need_ack(src, h);
+      return;
+    default:
+      host_.fatal("vclock: unknown message type " + std::to_string(bytes[0]));
+  }
+}
+
+void VclockEngine::on_signal(Rank src, const P2PHeader& h, ClockSpan clock) {
+  const PeerQueue key{src, QueueId{h.queue_a, h.queue_b}};
+  InQueue& q = in_[key];
+  if (h.seq < q.base) host_.fatal("vclock: duplicate signal");
+  Slot& s = q.at(h.seq);
+  s.arrived = true;
+  s.synchronous = (h.flags & kSignalSynchronous) != 0;
+  s.answered = !s.synchronous;
+  s.clock = const_cast<ClockValue*>(clock.data());  // from the pool, owned by the slot now
+  if (s.receive) {
+    if (Receive* r = receives_.get(s.receive)) {
+      const std::uint64_t token = s.receive;
+      try_answer(*r, token);
+      maybe_release_receive(token);
+    }
+  }
+}
+
+void VclockEngine::on_ack(Rank src, const P2PHeader& h, ClockSpan clock) {
+  acks_[AckKey{PeerQueue{src, QueueId{h.queue_a, h.queue_b}}, h.seq}] =
+      const_cast<ClockValue*>(clock.data());
+}
+
+void VclockEngine::on_need_ack(Rank src, const P2PHeader& h) {
+  const PeerQueue key{src, QueueId{h.queue_a, h.queue_b}};
+  InQueue& q = in_[key];
+  if (h.seq < q.base) return;  // answered already
+  Slot& s = q.at(h.seq);
+  if (s.answered || s.ack_wanted) return;
+  s.ack_wanted = true;
+  if (!s.receive) ++wanted_unbound_;
+}
+
+bool VclockEngine::must_not_stall() const {
+  if (unresolved_receives_ && wanted_unbound_ > 0) return true;
+  if (programs_.empty() || !head_started_) return false;
+  const QueuedProgram& p = programs_.front();
+  if (pc_ >= p.op_count) return false;
+  const Op& op = ops_[pc_];
+  if (op.kind != OpKind::Wait) return false;
+  const Receive* r = receives_.get(op.value);
+  return r && !r->bound;
+}
+
+std::string VclockEngine::blocked_on() const {
+  if (programs_.empty()) return "nothing";
+  const QueuedProgram& p = programs_.front();
+  std::string what = std::string(host_.call_name(static_cast<std::uint8_t>(p.model), p.call)) +
+                     " (event " + std::to_string(p.event_seq) + ")";
+  if (!head_started_ || pc_ >= p.op_count) return what;
+  const Op& op = ops_[pc_];
+  switch (op.kind) {
+    case OpKind::Wait: {
+      const Receive* r = receives_.get(op.value);
+      if (r && !r->bound) return what + ": a receive whose match is not known yet";
+      if (r) return what + ": signal " + std::to_string(r->pos) + " from rank " +
+                    std::to_string(r->key.peer.value);
+      return what;
+    }
+    case OpKind::WaitAck:
+      return what + ": answer from rank " + std::to_string(op.peer.value);
+    case OpKind::CollectiveContribute:
+    case OpKind::CollectiveComplete:
+      return what + ": collective " + std::to_string(op.collective.instance) + " on group " +
+             std::to_string(op.collective.group.value);
+    default:
+      return what;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Collectives
+
+void VclockEngine::register_group(GroupId id, std::span<const Rank> members) {
+  auto [it, inserted] = groups_.try_emplace(id);
+  if (!inserted) {
+    if (!std::equal(members.begin(), members.end(), it->second.members.begin(),
+                    it->second.members.end()))
+      host_.fatal("vclock: group " + std::to_string(id.value) +
+                  " registered twice with different members");
+    return;
+  }
+  GroupInfo& g = it->second;
+  g.members.assign(members.begin(), members.end());
+  for (std::size_t i = 0; i < g.members.size(); ++i)
+    if (g.members[i] == self_) g.self_pos = static_cast<std::int64_t>(i);
+  // Messages that arrived before the group was known can be routed now.
+  std::vector<CollKey> waiting;
+  for (auto& [key, st] : collectives_)
+    if (key.group == id && !st.early.empty()) waiting.push_back(key);
+  for (const CollKey& key : waiting) {
+    auto cit = collectives_.find(key);
+    if (cit != collectives_.end()) init_coll(key, cit->second);
+  }
+}
+
+std::uint32_t VclockEngine::tree_root_pos(const GroupInfo& g, const CollState& st) const {
+  if (st.kind == CollectiveKind::AllToAll) return 0;
+  for (std::size_t i = 0; i < g.members.size(); ++i)
+    if (g.members[i] == st.root) return static_cast<std::uint32_t>(i);
+  return 0;
+}
+
+VclockEngine::CollState& VclockEngine::coll_state(const CollKey& key, CollectiveKind kind,
+                                                  Rank root) {
+  auto [it, inserted] = collectives_.try_emplace(key);
+  if (inserted) {
+    it->second.kind = kind;
+    it->second.root = root;
+  }
+  return it->second;
+}
+
+bool VclockEngine::init_coll(const CollKey& key, CollState& st) {
+  if (st.initialised) return true;
+  auto git = groups_.find(key.group);
+  if (git == groups_.end()) return false;
+  const GroupInfo& g = git->second;
+  if (g.self_pos < 0)
+    host_.fatal("vclock: collective on group " + std::to_string(key.group.value) +
+                " which does not contain this rank");
+  st.initialised = true;
+  const auto size = static_cast<std::uint32_t>(g.members.size());
+  const BinomialTree tree(size, tree_root_pos(g, st));
+  if (st.kind != CollectiveKind::OneToAll)
+    st.children_expected = tree.child_count(static_cast<std::uint32_t>(g.self_pos));
+  // Replay what came before the group was known.
+  auto early = std::move(st.early);
+  st.early.clear();
+  for (auto& bytes : early) on_message(Rank{static_cast<std::uint32_t>(
+                                           bytes[bytes.size() - 4] |
+                                           (bytes[bytes.size() - 3] << 8) |
+                                           (bytes[bytes.size() - 2] << 16) |
+                                           (bytes[bytes.size() - 1] << 24))},
+                                       std::span<const std::uint8_t>(bytes.data(), bytes.size() - 4));
+  return true;
+}
+
+bool VclockEngine::exec_collective(const Op& op, bool complete) {
+  const CollectiveRef& c = op.collective;
+  const CollKey key{c.group, c.instance};
+  const bool is_root = c.root == self_;
+  call_group_ = c.group;
+  // Roles without a part in this half: nothing to do, and no state to keep.
+  if (!complete && c.kind == CollectiveKind::AllToOne && is_root) return true;
+  if (!complete && c.kind == CollectiveKind::OneToAll && !is_root) return true;
+  if (complete && c.kind == CollectiveKind::AllToOne && !is_root) return true;
+  if (complete && c.kind == CollectiveKind::OneToAll && is_root) return true;
+
+  CollState& st = coll_state(key, c.kind, c.root);
+  if (!init_coll(key, st)) host_.fatal("vclock: collective on an unregistered group");
+  const GroupInfo& g = groups_.at(key.group);
+
+  if (!complete) {
+    if (st.contributed) return true;
+    st.contributed = true;
+    switch (c.kind) {
+      case CollectiveKind::OneToAll: {
+        st.down = pool_.acquire_copy(clock_.view());
+        st.down_ready = true;
+        const BinomialTree tree(static_cast<std::uint32_t>(g.members.size()), tree_root_pos(g, st));
+        tree.for_each_child(static_cast<std::uint32_t>(g.self_pos), [&](std::uint32_t child) {
+          send_coll(g.members[child], MsgType::CollDown, key, st, st.down);
+        });
+        break;
+      }
+      case CollectiveKind::AllToOne: {
+        if (!st.up) {
+          st.up = pool_.acquire();
+          std::fill_n(st.up, width_, 0);
+        }
+        clock_merge(pool_.view(st.up), clock_.view());
+        break;
+      }
+      case CollectiveKind::AllToAll: {
+        // Own entry plus the entries of non-members; other members' entries
+        // are theirs to contribute (they are never smaller at their owner).
+        if (!st.up) {
+          st.up = pool_.acquire();
+          std::fill_n(st.up, width_, 0);
+        }
+        ClockValue* mine = pool_.acquire_copy(clock_.view());
+        for (const Rank m : g.members)
+          if (m != self_) mine[m.value] = 0;
+        clock_merge(pool_.view(st.up), pool_.view(mine));
+        pool_.release(mine);
+        break;
+      }
+    }
+    coll_progress(key, st);
+    coll_maybe_erase(key);
+    return true;
+  }
+
+  // Completion: merge the result. A root without children has nothing to
+  // wait for; let it finish its (empty) up phase now.
+  coll_progress(key, st);
+  switch (c.kind) {
+    case CollectiveKind::AllToOne:
+      if (!st.up_done) return false;
+      if (st.up) clock_.merge(pool_.view(st.up));
+      break;
+    case CollectiveKind::OneToAll:
+    case CollectiveKind::AllToAll:
+      if (!st.down_ready) return false;
+      clock_.merge(pool_.view(st.down));
+      break;
+  }
+  st.completed = true;
+  coll_maybe_erase(key);
+  return true;
+}
+
+void VclockEngine::coll_progress(const CollKey& key, CollState& st) {
+  if (st.kind == CollectiveKind::OneToAll || st.up_done) return;
+  if (st.children_received < st.children_expected) return;
+  const GroupInfo& g = groups_.at(key.group);
+  const bool is_root = st.root == self_;
+  const bool own_part_needed = !(st.kind == CollectiveKind::AllToOne && is_root);
+  if (own_part_needed && !st.contributed) return;
+  const auto size = static_cast<std::uint32_t>(g.members.size());
+  const BinomialTree tree(size, tree_root_pos(g, st));
+  const auto self_pos = static_cast<std::uint32_t>(g.self_pos);
+  st.up_done = true;
+  if (auto parent = tree.parent(self_pos)) {
+    send_coll(g.members[*parent], MsgType::CollUp, key, st, st.up);
+    pool_.release(st.up);
+    st.up = nullptr;
+    return;
+  }
+  if (st.kind == CollectiveKind::AllToAll) {
+    // The tree root holds the result: send it down.
+    st.down = st.up;
+    st.up = nullptr;
+    st.down_ready = true;
+    tree.for_each_child(self_pos, [&](std::uint32_t child) {
+      send_coll(g.members[child], MsgType::CollDown, key, st, st.down);
+    });
+  }
+}
+
+void VclockEngine::on_collective(Rank src, const CollHeader& h, ClockSpan clock) {
+  const CollKey key{GroupId{h.group}, h.instance};
+  CollState& st = coll_state(key, static_cast<CollectiveKind>(h.kind), Rank{h.root});
+  if (!init_coll(key, st)) {
+    // Keep the raw message with its source appended until the group is known.
+    std::vector<std::uint8_t> raw(sizeof h + clock.size_bytes() + 4);
+    std::memcpy(raw.data(), &h, sizeof h);
+    std::memcpy(raw.data() + sizeof h, clock.data(), clock.size_bytes());
+    for (int i = 0; i < 4; ++i) raw[sizeof h + clock.size_bytes() + i] = (src.value >> (8 * i)) & 0xff;
+    st.early.push_back(std::move(raw));
+    return;
+  }
+  const GroupInfo& g = groups_.at(key.group);
+  if (h.type == MsgType::CollUp) {
+    if (!st.up) {
+      st.up = pool_.acquire();
+      std::fill_n(st.up, width_, 0);
+    }
+    clock_merge(pool_.view(st.up), clock);
+    ++st.children_received;
+    coll_progress(key, st);
+  } else {
+    if (st.down_ready) host_.fatal("vclock: duplicate collective result");
+    st.down = pool_.acquire_copy(clock);
+    st.down_ready = true;
+    const BinomialTree tree(static_cast<std::uint32_t>(g.members.size()), tree_root_pos(g, st));
+    tree.for_each_child(static_cast<std::uint32_t>(g.self_pos), [&](std::uint32_t child) {
+      send_coll(g.members[child], MsgType::CollDown, key, st, st.down);
+    });
+  }
+  coll_maybe_erase(key);
+}
+
+void VclockEngine::send_coll(Rank dst, MsgType type, const CollKey& key, const CollState& st,
+                             const ClockValue* clock) {
+  CollHeader h{};
+  h.type = type;
+  h.kind = static_cast<std::uint8_t>(st.kind);
+  h.width = width_;
+  h.group = key.group.value;
+  h.instance = key.instance;
+  h.root = st.root.value;
+  const std::size_t clock_bytes = width_ * sizeof(ClockValue);
+  scratch_.resize(sizeof h + clock_bytes);
+  std::memcpy(scratch_.data(), &h, sizeof h);
+  std::memcpy(scratch_.data() + sizeof h, clock, clock_bytes);
+  transport_.send(dst, PeerChannel::Exchange, scratch_);
+}
+
+void VclockEngine::coll_maybe_erase(const CollKey& key) {
+  auto it = collectives_.find(key);
+  if (it == collectives_.end()) return;
+  CollState& st = it->second;
+  const bool is_root = st.root == self_;
+  bool done = false;
+  switch (st.kind) {
+    case CollectiveKind::AllToOne:
+      done = is_root ? st.completed : st.up_done;
+      break;
+    case CollectiveKind::OneToAll:
+      done = is_root ? st.contributed : (st.down_ready && st.completed);
+      break;
+    case CollectiveKind::AllToAll:
+      done = st.up_done && st.down_ready && st.completed;
+      break;
+  }
+  if (!done) return;
+  pool_.release(st.up);
+  pool_.release(st.down);
+  collectives_.erase(it);
+}
+
+}  // namespace vcx::vclock

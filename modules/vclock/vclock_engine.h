@@ -1,0 +1,207 @@
+// The generic exchange: runs call programs in program order on this process's
+// vector clock, exchanging clocks with the other tool processes.
+//
+// Point-to-point: a signal carries the clock and its position on its queue;
+// the receiving engine stores it until the receive bound to that position
+// waits for it. Synchronous sends are answered from the receive's snapshot.
+// Collectives: binomial trees over the group; all-to-all sends, per member,
+// only its own entry and the entries of non-members (paper 000, III-G).
+#pragma once
+
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "clock_pool.h"
+#include "messages.h"
+#include "slab.h"
+#include "vcx/exchange.h"
+#include "vcx/plugin.h"
+#include "vcx/transport.h"
+
+namespace vcx::vclock {
+
+struct PeerQueue {
+  Rank peer{};
+  QueueId queue{};
+  bool operator==(const PeerQueue&) const = default;
+};
+struct PeerQueueHash {
+  std::size_t operator()(const PeerQueue& k) const noexcept {
+    return static_cast<std::size_t>(
+        hash_combine(hash_combine(mix64(k.peer.value), k.queue.a), k.queue.b));
+  }
+};
+
+struct CollKey {
+  GroupId group{};
+  std::uint64_t instance = 0;
+  bool operator==(const CollKey&) const = default;
+};
+struct CollKeyHash {
+  std::size_t operator()(const CollKey& k) const noexcept {
+    return static_cast<std::size_t>(hash_combine(mix64(k.group.value), k.instance));
+  }
+};
+
+class VclockEngine final : public ExchangeEngine, public ExchangeControl, public Plugin {
+ public:
+  VclockEngine(ToolHost& host, PeerTransport& transport, Rank self, std::uint32_t width);
+  ~VclockEngine() override;
+
+  // Plugin
+  ExchangeEngine* engine() override { return this; }
+
+  // ExchangeEngine
+  ExchangeControl& control() override { return *this; }
+  void enqueue(const CallProgram& program, bool needs_reply) override;
+  void run() override;
+  bool idle() const override { return programs_.empty(); }
+  bool must_not_stall() const override;
+  std::string blocked_on() const override;
+  void add_observer(ClockedCallObserver* o) override { observers_.push_back(o); }
+  ClockSpan clock() const override { return clock_.view(); }
+  std::uint64_t clocked_calls() const override { return clocked_calls_; }
+
+  // ExchangeControl
+  void register_group(GroupId id, std::span<const Rank> members) override;
+  ReceiveToken new_receive() override;
+  void bind_receive(ReceiveToken t, Rank src, QueueId queue) override;
+  void drop_receive(ReceiveToken t) override;
+  void set_unresolved_receives(bool any) override { unresolved_receives_ = any; }
+  SendToken reserve_send(Rank dst, QueueId queue) override;
+
+  // Diagnostics for tests.
+  std::size_t pooled_clocks_in_use() const { return pool_.in_use(); }
+  std::size_t live_receives() const { return receives_.live(); }
+  std::size_t live_collectives() const { return collectives_.size(); }
+
+ private:
+  // ---- point-to-point state ----
+  struct Slot {  // one position of an incoming queue
+    ClockValue* clock = nullptr;  // the deposited clock, once arrived
+    std::uint64_t receive = 0;    // bound receive token, 0 if none yet
+    bool arrived = false;
+    bool synchronous = false;
+    bool merged = false;          // the bound receive merged it
+    bool answered = false;        // acknowledgement sent (or not needed)
+    bool ack_wanted = false;      // the sender waits for the answer
+  };
+  struct InQueue {
+    std::uint64_t base = 1;  // position of slots.front()
+    std::uint64_t next_bind = 1;
+    std::deque<Slot> slots;
+    Slot& at(std::uint64_t pos);
+  };
+  struct Receive {
+    bool bound = false;
+    PeerQueue key{};
+    std::uint64_t pos = 0;
+    ClockValue* snapshot = nullptr;
+    bool snapshot_taken = false;
+    bool merged = false;
+  };
+
+  // ---- collectives ----
+  struct GroupInfo {
+    std::vector<Rank> members;
+    std::int64_t self_pos = -1;
+  };
+  struct CollState {
+    CollectiveKind kind = CollectiveKind::AllToAll;
+    Rank root{};
+    bool initialised = false;
+    std::uint32_t children_expected = 0;
+    std::uint32_t children_received = 0;
+    ClockValue* up = nullptr;    // subtree contribution (max)
+    ClockValue* down = nullptr;  // result / broadcast value
+    bool contributed = false;
+    bool up_done = false;        // sent to the parent, or the result computed
+    bool down_ready = false;
+    bool completed = false;
+    std::vector<std::vector<std::uint8_t>> early;  // messages before the group was known
+  };
+
+  struct QueuedProgram {
+    Model model;
+    std::uint16_t call;
+    bool clocked;
+    bool needs_reply;
+    std::uint64_t event_seq;
+    std::size_t op_count;
+  };
+
+  // Program execution.
+  bool execute(const Op& op);
+  bool exec_wait(const Op& op);
+  bool exec_wait_ack(const Op& op);
+  bool exec_collective(const Op& op, bool complete);
+  void finish_program(const QueuedProgram& p);
+
+  // Messages.
+  void on_message(Rank src, std::span<const std::uint8_t> bytes);
+  void on_signal(Rank src, const P2PHeader& h, ClockSpan clock);
+  void on_ack(Rank src, const P2PHeader& h, ClockSpan clock);
+  void on_need_ack(Rank src, const P2PHeader& h);
+  void on_collective(Rank src, const CollHeader& h, ClockSpan clock);
+  void send_p2p(Rank dst, MsgType type, std::uint16_t flags, QueueId q, std::uint64_t seq,
+                const ClockValue* clock);
+  void send_coll(Rank dst, MsgType type, const CollKey& key, const CollState& st,
+                 const ClockValue* clock);
+
+  // Receives.
+  void try_answer(Receive& r, std::uint64_t token);
+  void maybe_release_receive(std::uint64_t token);
+  void trim(InQueue& q);
+
+  // Collective helpers.
+  CollState& coll_state(const CollKey& key, CollectiveKind kind, Rank root);
+  bool init_coll(const CollKey& key, CollState& st);
+  void coll_progress(const CollKey& key, CollState& st);
+  void coll_maybe_erase(const CollKey& key);
+  std::uint32_t tree_root_pos(const GroupInfo& g, const CollState& st) const;
+
+  ToolHost& host_;
+  PeerTransport& transport_;
+  Rank self_;
+  std::uint32_t width_;
+  VectorClock clock_;
+  ClockPool pool_;
+  std::uint64_t clocked_calls_ = 0;
+
+  std::deque<QueuedProgram> programs_;
+  std::deque<Op> ops_;
+  bool head_started_ = false;
+  std::size_t pc_ = 0;
+  bool need_ack_sent_ = false;
+  std::vector<Rank> peers_;
+  GroupId call_group_{};
+  QueueId call_queue_{};
+
+  std::unordered_map<PeerQueue, std::uint64_t, PeerQueueHash> send_seq_;
+  std::unordered_map<PeerQueue, InQueue, PeerQueueHash> in_;
+  Slab<Receive> receives_;
+  struct AckKey {
+    PeerQueue key;
+    std::uint64_t seq;
+    bool operator==(const AckKey&) const = default;
+  };
+  struct AckKeyHash {
+    std::size_t operator()(const AckKey& k) const noexcept {
+      return hash_combine(PeerQueueHash{}(k.key), k.seq);
+    }
+  };
+  std::unordered_map<AckKey, ClockValue*, AckKeyHash> acks_;
+  std::size_t wanted_unbound_ = 0;  // acknowledgements wanted for unbound slots
+  bool unresolved_receives_ = false;
+
+  std::unordered_map<GroupId, GroupInfo> groups_;
+  std::unordered_map<CollKey, CollState, CollKeyHash> collectives_;
+
+  std::vector<ClockedCallObserver*> observers_;
+  std::vector<std::uint8_t> scratch_;
+};
+
+}  // namespace vcx::vclock

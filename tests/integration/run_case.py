@@ -1,0 +1,321 @@
+#!/usr/bin/env python3
+"""One integration case: a test program natively and under vcx-run.
+
+  run_case.py --vcx-run PATH --vcx-trace PATH --mpiexec PATH --program PATH -n N
+              [--no-stall] [--timeout S] [--keep] [-- program args]
+  run_case.py --self-check-only --mpiexec PATH --program PATH -n N [...]
+
+Steps (each under --timeout; on timeout the whole process tree is killed):
+  1. native run: mpiexec -n N program, ground truth logged to a temp dir;
+     the oracle must evaluate that ground truth without errors;
+  2. tool run: vcx-run -n N --trace DIR [--no-stall] -- program, ground truth
+     logged to another temp dir;
+  3. transparency: same exit code and same sorted stdout lines;
+  4. vcx-trace export DIR > trace.jsonl, then the oracle compares the tool's
+     clocks with those computed from the tool run's ground truth.
+With --self-check-only only step 1 runs (the oracle's own check of the
+program's log, which needs no tool). On failure the temp dirs are kept and
+their paths printed; on success they are removed (unless --keep).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import io
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# Keep the source tree free of __pycache__.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(HERE, "..", "oracle"))
+import oracle  # noqa: E402
+
+TAIL_LINES = 40
+
+
+class CaseFailure(Exception):
+    pass
+
+
+class StepTimeout(CaseFailure):
+    def __init__(self, message, step):
+        super().__init__(message)
+        self.step = step
+
+
+class Step:
+    """A finished command: its argv, exit code and captured output files."""
+
+    def __init__(self, name, argv, code, stdout_path, stderr_path, seconds):
+        self.name, self.argv, self.code = name, argv, code
+        self.stdout_path, self.stderr_path = stdout_path, stderr_path
+        self.seconds = seconds
+
+    def stdout(self) -> str:
+        with open(self.stdout_path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def stderr_tail(self) -> str:
+        with open(self.stderr_path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+        tail = lines[-TAIL_LINES:]
+        skipped = len(lines) - len(tail)
+        head = f"  ... ({skipped} earlier lines in {self.stderr_path})\n" if skipped else ""
+        return head + "".join(f"  | {x}\n" for x in tail) if tail else "  (empty)\n"
+
+    def describe(self) -> str:
+        status = "killed" if self.code is None else f"exit {self.code}"
+        return (f"{self.name}: {status} after {self.seconds:.1f}s\n"
+                f"  command: {shlex.join(self.argv)}\n"
+                f"  stderr tail:\n{self.stderr_tail()}")
+
+
+def descendants(pid: int) -> list:
+    """All live descendants of pid, from /proc. MPICH's hydra proxies start
+    their own sessions, so killing the launcher's process group alone can
+    leave ranks behind."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # Field 4 (ppid) follows the parenthesised command name.
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 1:
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def kill_tree(proc: subprocess.Popen) -> None:
+    tree = descendants(proc.pid)
+    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        for pid in tree:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+        tree = [p for p in tree if os.path.exists(f"/proc/{p}")]
+        if not tree:
+            return
+        time.sleep(0.5)
+
+
+def run_step(name, argv, workdir, timeout, env_extra=None, stdout_path=None) -> Step:
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    out_path = stdout_path or os.path.join(workdir, f"{name}.stdout")
+    err_path = os.path.join(workdir, f"{name}.stderr")
+    start = time.monotonic()
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        try:
+            # Own session: a timeout kills launcher and ranks together.
+            proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                    env=env, start_new_session=True)
+        except OSError as e:
+            raise CaseFailure(f"{name}: cannot start {shlex.join(argv)}: {e}") from None
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_tree(proc)
+            step = Step(name, argv, None, out_path, err_path, time.monotonic() - start)
+            raise StepTimeout(f"TIMEOUT: {name} did not finish within {timeout:g}s "
+                              f"(process tree killed)\n{step.describe()}", step) from None
+    step = Step(name, argv, code, out_path, err_path, time.monotonic() - start)
+    print(f"[run_case] {name}: exit {code} in {step.seconds:.1f}s: {shlex.join(argv)}",
+          flush=True)
+    return step
+
+
+def oracle_call(*args) -> tuple:
+    out, err = io.StringIO(), io.StringIO()
+    code = oracle.run(*args, out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def self_check(gt_dir, n, label) -> None:
+    code, out, err = oracle_call(gt_dir, None, n, True)
+    if code != oracle.EXIT_OK:
+        raise CaseFailure(f"oracle self-check of the {label} ground truth failed "
+                          f"(exit {code}):\n{err}")
+    print(f"[run_case] {label} ground truth: {err.strip()}", flush=True)
+
+
+def sorted_lines(text: str) -> list:
+    return sorted(text.splitlines())
+
+
+def run_case(args, work) -> None:
+    prog = [args.program] + args.program_args
+    n = str(args.n)
+
+    native_gt = os.path.join(work, "native-gt")
+    os.mkdir(native_gt)
+    native = run_step("native", [args.mpiexec, "-n", n] + prog, work, args.timeout,
+                      {"VCX_TEST_GT_DIR": native_gt})
+    if native.code != 0:
+        raise CaseFailure(f"the program fails natively\n{native.describe()}")
+    self_check(native_gt, args.n, "native")
+    if args.self_check_only:
+        return
+
+    tool_gt = os.path.join(work, "tool-gt")
+    trace_dir = os.path.join(work, "trace")
+    os.mkdir(tool_gt)
+    os.mkdir(trace_dir)
+    cmd = [args.vcx_run, "-n", n, "--trace", trace_dir]
+    if args.no_stall:
+        cmd.append("--no-stall")
+    failures = []
+    try:
+        tool = run_step("tool", cmd + ["--"] + prog, work, args.timeout,
+                        {"VCX_TEST_GT_DIR": tool_gt})
+    except StepTimeout as e:
+        # Keep going: the partial trace against the oracle shows where it hung.
+        failures.append(str(e))
+        tool = None
+
+    if tool is not None:
+        problems = []
+        if tool.code != native.code:
+            problems.append(f"exit code differs: native {native.code}, "
+                            f"under vcx-run {tool.code}")
+        a, b = sorted_lines(native.stdout()), sorted_lines(tool.stdout())
+        if a != b:
+            diff = "".join(f"  {x}\n" for x in difflib.unified_diff(
+                a, b, "native (sorted)", "vcx-run (sorted)", lineterm="", n=2))
+            problems.append(f"stdout differs (sorted lines):\n{diff}")
+        if problems:
+            failures.append("transparency: " + "\n".join(problems) + "\n"
+                            + native.describe() + tool.describe())
+
+    trace_file = os.path.join(work, "trace.jsonl")
+    try:
+        export = run_step("export", [args.vcx_trace, "export", trace_dir], work,
+                          args.timeout, stdout_path=trace_file)
+    except StepTimeout as e:
+        failures.append(str(e))
+        raise CaseFailure("\n".join(failures)) from None
+    if export.code != 0:
+        failures.append(f"vcx-trace export failed\n{export.describe()}")
+        raise CaseFailure("\n".join(failures))
+    if failures:
+        failures.append(progress(tool_gt, trace_file, args.n))
+
+    partial = " (of an unsuccessful tool run)" if failures else ""
+    code, out, err = oracle_call(tool_gt, trace_file, args.n, False, args.max_diffs)
+    if code == oracle.EXIT_ORACLE_ERROR:
+        failures.append(f"oracle could not evaluate the tool run's ground truth{partial}:\n"
+                        f"{err}" + (tool.describe() if tool else ""))
+    elif code != oracle.EXIT_OK:
+        failures.append(f"clocks differ from the oracle{partial}:\n{out}{err}"
+                        f"  oracle command: "
+                        f"{shlex.join(oracle_cli(tool_gt, trace_file, args.n))}\n"
+                        + (tool.describe() if tool else ""))
+    if failures:
+        if code == oracle.EXIT_OK:
+            failures.append(f"the trace matches the ground truth as far as both go: "
+                            f"{out.strip()}")
+        raise CaseFailure("\n".join(failures))
+    print(f"[run_case] {out.strip()}", flush=True)
+
+
+def progress(gt_dir, trace_file, n) -> str:
+    """How far each rank got, by its own log and by the trace: after a hang or
+    a crash this points at the call where things stopped."""
+    out = ["progress per rank (program's log vs trace):"]
+    try:
+        trace, _ = oracle.load_trace(trace_file)
+    except OSError:
+        trace = {}
+    for rank in range(n):
+        calls = []
+        try:
+            with open(os.path.join(gt_dir, f"gt-{rank}.jsonl"), encoding="utf-8") as f:
+                calls = [json.loads(x)["call"] for x in f if x.strip()]
+        except (OSError, ValueError, KeyError):
+            pass
+        evs = trace.get(rank, [])
+        last_gt = calls[-1] if calls else "-"
+        last_ev = f"{evs[-1]['call']} {evs[-1]['clock']}" if evs else "-"
+        out.append(f"  rank {rank}: {len(calls)} logged calls (last {last_gt}); "
+                   f"{len(evs)} trace events (last {last_ev})")
+    return "\n".join(out)
+
+
+def oracle_cli(gt, trace, n) -> list:
+    return [sys.executable, os.path.join(HERE, "..", "oracle", "oracle.py"), "--gt", gt,
+            "--trace", trace, "-n", str(n)]
+
+
+def parse(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--vcx-run")
+    ap.add_argument("--vcx-trace")
+    ap.add_argument("--mpiexec", required=True, help="MPICH's mpiexec")
+    ap.add_argument("--program", required=True)
+    ap.add_argument("-n", type=int, required=True)
+    ap.add_argument("--no-stall", action="store_true", help="run vcx-run with --no-stall")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per step")
+    ap.add_argument("--self-check-only", action="store_true",
+                    help="native run and oracle self-check only")
+    ap.add_argument("--keep", action="store_true", help="keep the temp dir on success")
+    ap.add_argument("--max-diffs", type=int, default=10)
+    ap.add_argument("program_args", nargs="*", help="after --")
+    args = ap.parse_args(argv)
+    if not args.self_check_only and not (args.vcx_run and args.vcx_trace):
+        ap.error("--vcx-run and --vcx-trace are required (or --self-check-only)")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse(argv)
+    name = os.path.basename(args.program)
+    work = tempfile.mkdtemp(prefix=f"vcx-case-{name}-n{args.n}-")
+    try:
+        run_case(args, work)
+    except CaseFailure as e:
+        print(f"[run_case] FAILED: {name} -n {args.n}"
+              f"{' --no-stall' if args.no_stall else ''}\n{e}", flush=True)
+        print(f"[run_case] kept {work} (native-gt/, tool-gt/, trace/, trace.jsonl, "
+              f"*.stdout, *.stderr)", flush=True)
+        return 1
+    except BaseException:
+        print(f"[run_case] interrupted; kept {work}", flush=True)
+        raise
+    if args.keep:
+        print(f"[run_case] kept {work}", flush=True)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"[run_case] PASSED: {name} -n {args.n}"
+          f"{' (self-check only)' if args.self_check_only else ''}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

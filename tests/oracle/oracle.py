@@ -1,0 +1,621 @@
+#!/usr/bin/env python3
+"""Independent vector-clock oracle for vcx (DESIGN.md section 3.1).
+
+The test programs log their own ground truth (tests/programs/gt.h): one JSON
+object per MPI call, in program order, saying which message each receive got,
+which requests each Wait/Test completed and which communicator members took
+part in each collective. From that alone this module recomputes the clock of
+every clocked call and compares it with the tool's trace as exported by
+`vcx-trace export` (JSON Lines with at least rank, seq, call, clock).
+
+Rules implemented here:
+  * A call is clocked iff it has a signal or a wait part. send ops signal;
+    recv ops wait; completing a receive request waits; completing a sync-mode
+    send request waits (for the acknowledgement), a blocking sync send waits
+    for it within the same call; completing other sends and posting receives
+    do nothing; collectives: all_to_all signals and waits, one_to_all root
+    signals and the others wait, all_to_one root waits and the others signal.
+  * A clocked call ticks its own entry once, first; its signals deposit the
+    post-tick clock; then its waits merge (element-wise max); the recorded
+    clock is the state after all merges.
+  * The receive of a synchronous message answers the sender: a blocking
+    receive answers with its recorded clock, a non-blocking one with the
+    receiver's clock when it posted (recorded clock of the last clocked call
+    before the post, zeros if none). The sender merges the answer where the
+    send completes.
+  * Collectives match by (communicator name, k-th collective on it).
+
+Evaluation is dependency driven: every call has a "tick" node (post-tick
+clock, what it deposits) and a "clock" node (recorded clock), each evaluated
+once everything it needs is known. Inconsistent ground truth (a receive of a
+message nobody sent, a collective some member never logged, a dependency
+cycle, ...) is an OracleError, distinct from a clock mismatch.
+
+CLI:
+  oracle.py --gt GT_DIR --trace TRACE.jsonl [-n N]   compare; exit 0 / 1
+  oracle.py --gt GT_DIR --self-check [-n N]          print computed clocks
+Exit status: 0 match, 1 mismatch, 2 oracle error (ground truth unusable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Tuple
+
+SEND_MODES = ("std", "buffered", "ready", "sync")
+COLL_KINDS = ("all_to_all", "one_to_all", "all_to_one")
+
+EXIT_OK = 0
+EXIT_MISMATCH = 1
+EXIT_ORACLE_ERROR = 2
+
+
+class OracleError(Exception):
+    """The ground truth is inconsistent or cannot be evaluated."""
+
+
+# --------------------------------------------------------------------------
+# Ground truth model
+
+
+@dataclass
+class Call:
+    rank: int
+    line: int  # 0-based line index in gt-<rank>.jsonl (program order)
+    name: str
+    ops: list
+    # Filled by analysis:
+    signals: List[tuple] = field(default_factory=list)  # ("msg", id) | ("coll", key)
+    waits: List[tuple] = field(default_factory=list)  # ("msg", id) | ("ack", id) | ("coll", key)
+    seq: Optional[int] = None  # index among the rank's clocked calls
+    prev: Optional["Call"] = None  # previous clocked call of the rank
+    tick: Optional[List[int]] = None
+    clock: Optional[List[int]] = None
+
+    @property
+    def clocked(self) -> bool:
+        return bool(self.signals or self.waits)
+
+    def where(self) -> str:
+        s = f"rank {self.rank} gt line {self.line + 1} {self.name}"
+        if self.seq is not None:
+            s += f" (seq {self.seq})"
+        return s
+
+
+@dataclass
+class Message:
+    msg: str
+    sender: Call
+    dest: int
+    mode: str
+    # Receiving side, once known:
+    recv_call: Optional[Call] = None
+    recv_blocking: bool = True
+    # Non-blocking receive: last clocked call before the post (None = zeros).
+    post_prev: Optional[Call] = None
+    post_line: Optional[int] = None
+
+
+@dataclass
+class Collective:
+    comm: str
+    index: int  # k-th collective on comm
+    kind: str
+    members: List[int]
+    root: Optional[int]
+    calls: Dict[int, Call] = field(default_factory=dict)  # world rank -> call
+
+    def label(self) -> str:
+        return f"collective #{self.index} on comm {self.comm!r} ({self.kind})"
+
+
+@dataclass
+class Result:
+    n: int
+    calls: Dict[int, List[Call]]  # rank -> all logged calls
+    clocked: Dict[int, List[Call]]  # rank -> clocked calls, seq order
+    messages: Dict[str, Message]
+    collectives: Dict[Tuple[str, int], Collective]
+    warnings: List[str]
+
+
+# --------------------------------------------------------------------------
+# Loading
+
+
+GT_NAME = re.compile(r"^gt-(\d+)\.jsonl$")
+
+
+def load_ground_truth(gt_dir: str, n: Optional[int] = None) -> Dict[int, List[dict]]:
+    """Read gt-<rank>.jsonl files: rank -> list of call objects."""
+    if not os.path.isdir(gt_dir):
+        raise OracleError(f"ground-truth directory {gt_dir} does not exist")
+    found = {}
+    for entry in os.listdir(gt_dir):
+        m = GT_NAME.match(entry)
+        if m:
+            found[int(m.group(1))] = os.path.join(gt_dir, entry)
+    if not found:
+        raise OracleError(f"no gt-<rank>.jsonl files in {gt_dir}")
+    size = n if n is not None else max(found) + 1
+    missing = [r for r in range(size) if r not in found]
+    extra = [r for r in found if r >= size]
+    if missing:
+        raise OracleError(f"ground truth missing for rank(s) {missing} in {gt_dir}")
+    if extra:
+        raise OracleError(f"ground truth for rank(s) {sorted(extra)} but -n is {size}")
+    gt = {}
+    for rank in range(size):
+        lines = []
+        with open(found[rank], encoding="utf-8") as f:
+            for i, text in enumerate(f):
+                if not text.strip():
+                    continue
+                try:
+                    obj = json.loads(text)
+                except json.JSONDecodeError as e:
+                    raise OracleError(f"{found[rank]}:{i + 1}: invalid JSON: {e}") from None
+                lines.append(obj)
+        gt[rank] = lines
+    return gt
+
+
+def load_trace(path: str) -> Tuple[Dict[int, List[dict]], List[str]]:
+    """Read the exported trace: rank -> events sorted by seq, plus problems
+    with the trace itself (reported as mismatches: the tool wrote it)."""
+    events = defaultdict(list)
+    problems = []
+    with open(path, encoding="utf-8") as f:
+        for i, text in enumerate(f):
+            if not text.strip():
+                continue
+            try:
+                ev = json.loads(text)
+            except json.JSONDecodeError as e:
+                problems.append(f"trace line {i + 1}: invalid JSON: {e}")
+                continue
+            bad = [k for k in ("rank", "seq", "call", "clock") if k not in ev]
+            if bad:
+                problems.append(f"trace line {i + 1}: missing field(s) {bad}")
+                continue
+            if not (isinstance(ev["rank"], int) and isinstance(ev["seq"], int)
+                    and isinstance(ev["clock"], list)):
+                problems.append(f"trace line {i + 1}: rank/seq must be ints, clock a list")
+                continue
+            events[ev["rank"]].append(ev)
+    for rank in events:
+        events[rank].sort(key=lambda e: e["seq"])
+    return dict(events), problems
+
+
+# --------------------------------------------------------------------------
+# Analysis: parse ops, match messages, requests and collectives
+
+
+def _need(cond: bool, call: Call, what: str) -> None:
+    if not cond:
+        raise OracleError(f"{call.where()}: {what}")
+
+
+def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
+    calls: Dict[int, List[Call]] = {}
+    messages: Dict[str, Message] = {}
+    collectives: Dict[Tuple[str, int], Collective] = {}
+    warnings: List[str] = []
+    # Receives seen before their send is known are resolved at the end.
+    receives: List[Tuple[str, Call, bool, Optional[Call], Optional[int]]] = []
+
+    def rank_ok(r) -> bool:
+        return isinstance(r, int) and not isinstance(r, bool) and 0 <= r < n
+
+    for rank in range(n):
+        lst = []
+        active = {}  # req name -> dict(kind, mode, msg, post_prev, post_line)
+        coll_count = defaultdict(int)
+        last_clocked: Optional[Call] = None
+        for line, obj in enumerate(gt.get(rank, [])):
+            if not isinstance(obj, dict) or not isinstance(obj.get("call"), str) \
+                    or not isinstance(obj.get("ops"), list):
+                raise OracleError(f"rank {rank} gt line {line + 1}: need 'call' and 'ops'")
+            c = Call(rank=rank, line=line, name=obj["call"], ops=obj["ops"])
+            for op in c.ops:
+                _need(isinstance(op, dict), c, f"op {op!r} is not an object")
+                kind = op.get("op")
+                if kind == "send":
+                    mode, msg, dest = op.get("mode"), op.get("msg"), op.get("dest")
+                    _need(mode in SEND_MODES, c, f"send mode {mode!r}")
+                    _need(isinstance(msg, str) and msg, c, f"send msg {msg!r}")
+                    _need(rank_ok(dest), c, f"send dest {dest!r} out of range 0..{n - 1}")
+                    if msg in messages:
+                        raise OracleError(f"{c.where()}: message {msg} sent twice (first by "
+                                          f"{messages[msg].sender.where()})")
+                    messages[msg] = Message(msg=msg, sender=c, dest=dest, mode=mode)
+                    c.signals.append(("msg", msg))
+                    req = op.get("req")
+                    if req is None:
+                        if mode == "sync":
+                            c.waits.append(("ack", msg))
+                    else:
+                        _need(isinstance(req, str), c, f"req {req!r}")
+                        _need(req not in active, c, f"request {req} started while still active")
+                        active[req] = dict(kind="send", mode=mode, msg=msg)
+                elif kind == "recv":
+                    msg = op.get("msg")
+                    _need(isinstance(msg, str) and msg, c, f"recv msg {msg!r}")
+                    c.waits.append(("msg", msg))
+                    receives.append((msg, c, True, None, None))
+                elif kind == "post":
+                    req = op.get("req")
+                    _need(isinstance(req, str), c, f"post req {req!r}")
+                    _need(req not in active, c, f"request {req} posted while still active")
+                    # Own line excluded: the answer is the clock before the post.
+                    active[req] = dict(kind="recv", post_prev=last_clocked, post_line=line)
+                elif kind == "complete":
+                    req = op.get("req")
+                    _need(req in active, c, f"completes unknown or inactive request {req!r}")
+                    info = active.pop(req)
+                    if info["kind"] == "recv":
+                        msg = op.get("msg")
+                        _need(isinstance(msg, str) and msg, c,
+                              f"completion of receive request {req} without the msg it got")
+                        c.waits.append(("msg", msg))
+                        receives.append((msg, c, False, info["post_prev"], info["post_line"]))
+                    else:
+                        _need(op.get("msg") is None, c,
+                              f"completion of send request {req} names a received msg")
+                        if info["mode"] == "sync":
+                            c.waits.append(("ack", info["msg"]))
+                elif kind == "coll":
+                    ckind, comm = op.get("kind"), op.get("comm")
+                    members, root = op.get("members"), op.get("root")
+                    _need(ckind in COLL_KINDS, c, f"collective kind {ckind!r}")
+                    _need(isinstance(comm, str) and comm, c, f"comm {comm!r}")
+                    _need(isinstance(members, list) and members
+                          and all(rank_ok(m) for m in members)
+                          and len(set(members)) == len(members), c,
+                          f"members {members!r} must be distinct ranks in 0..{n - 1}")
+                    _need(rank in members, c, f"logs a collective on {comm} it is no member of")
+                    if ckind == "all_to_all":
+                        _need(root is None, c, "all_to_all collective with a root")
+                    else:
+                        _need(root in members, c, f"root {root!r} is not a member")
+                    k = coll_count[comm]
+                    coll_count[comm] += 1
+                    key = (comm, k)
+                    co = collectives.get(key)
+                    if co is None:
+                        co = Collective(comm=comm, index=k, kind=ckind, members=list(members),
+                                        root=root)
+                        collectives[key] = co
+                    elif (co.kind, co.members, co.root) != (ckind, list(members), root):
+                        other = next(iter(co.calls.values()))
+                        raise OracleError(
+                            f"{c.where()}: {co.label()} logged as kind={ckind} members={members} "
+                            f"root={root}, but {other.where()} logged kind={co.kind} "
+                            f"members={co.members} root={co.root}")
+                    co.calls[rank] = c
+                    signals = ckind == "all_to_all" or (ckind == "one_to_all") == (rank == root)
+                    waits = ckind == "all_to_all" or (ckind == "all_to_one") == (rank == root)
+                    if signals:
+                        c.signals.append(("coll", key))
+                    if waits:
+                        c.waits.append(("coll", key))
+                else:
+                    raise OracleError(f"{c.where()}: unknown op {kind!r}")
+            if c.clocked:
+                c.prev = last_clocked
+                last_clocked = c
+            lst.append(c)
+        calls[rank] = lst
+        for req, info in active.items():
+            what = f"message {info['msg']}" if info["kind"] == "send" else "receive"
+            warnings.append(f"rank {rank}: request {req} ({what}) never completed")
+
+    for msg, c, blocking, post_prev, post_line in receives:
+        m = messages.get(msg)
+        if m is None:
+            raise OracleError(f"missing match: {c.where()} received message {msg}, "
+                              f"which no rank logged sending")
+        if m.recv_call is not None:
+            raise OracleError(f"message {msg} received twice: by {m.recv_call.where()} "
+                              f"and by {c.where()}")
+        if m.dest != c.rank:
+            raise OracleError(f"message {msg} was sent by {m.sender.where()} to rank {m.dest} "
+                              f"but received by {c.where()}")
+        m.recv_call, m.recv_blocking = c, blocking
+        m.post_prev, m.post_line = post_prev, post_line
+
+    for m in messages.values():
+        if m.recv_call is None:
+            if m.mode == "sync" and any(("ack", m.msg) in c.waits
+                                        for c in calls[m.sender.rank]):
+                raise OracleError(f"missing match: synchronous message {m.msg} from "
+                                  f"{m.sender.where()} completed but was never received")
+            warnings.append(f"message {m.msg} from {m.sender.where()} was never received")
+
+    for co in collectives.values():
+        got = sorted(co.calls)
+        if got != sorted(co.members):
+            missing = sorted(set(co.members) - set(got))
+            raise OracleError(f"missing match: {co.label()} with members {co.members}: "
+                              f"rank(s) {missing} never logged it")
+
+    clocked = {}
+    for rank, lst in calls.items():
+        seq = [c for c in lst if c.clocked]
+        for i, c in enumerate(seq):
+            c.seq = i
+        clocked[rank] = seq
+    return Result(n=n, calls=calls, clocked=clocked, messages=messages,
+                  collectives=collectives, warnings=warnings)
+
+
+# --------------------------------------------------------------------------
+# Evaluation
+
+
+TICK, CLOCK = 0, 1
+
+
+def _sources(res: Result, c: Call) -> List[Tuple[Call, int]]:
+    """The nodes whose values the recorded clock of c merges."""
+    out = []
+    for w in c.waits:
+        if w[0] == "msg":
+            out.append((res.messages[w[1]].sender, TICK))
+        elif w[0] == "ack":
+            m = res.messages[w[1]]
+            if m.recv_blocking:
+                out.append((m.recv_call, CLOCK))
+            elif m.post_prev is not None:
+                out.append((m.post_prev, CLOCK))
+            # else: the receiver posted before any clocked call: zeros.
+        else:
+            co = res.collectives[w[1]]
+            if co.kind == "one_to_all":
+                out.append((co.calls[co.root], TICK))
+            else:
+                out.extend((co.calls[r], TICK) for r in co.members)
+    return out
+
+
+def _node_name(node: Tuple[Call, int]) -> str:
+    c, part = node
+    return f"{c.where()} [{'tick' if part == TICK else 'clock'}]"
+
+
+def evaluate(gt: Dict[int, List[dict]], n: Optional[int] = None) -> Result:
+    """Compute the clock of every clocked call. gt: rank -> list of call
+    objects as logged. Raises OracleError on inconsistent ground truth."""
+    if n is None:
+        n = max(gt) + 1 if gt else 0
+    if n <= 0:
+        raise OracleError("no ranks")
+    res = _analyse(gt, n)
+
+    # Nodes are (call, part); ids index the flat arrays below.
+    nodes: List[Tuple[Call, int]] = []
+    ident: Dict[Tuple[int, int, int], int] = {}
+    for rank in range(n):
+        for c in res.clocked[rank]:
+            for part in (TICK, CLOCK):
+                ident[(c.rank, c.line, part)] = len(nodes)
+                nodes.append((c, part))
+
+    def nid(c: Call, part: int) -> int:
+        return ident[(c.rank, c.line, part)]
+
+    deps: List[List[int]] = []
+    for c, part in nodes:
+        if part == TICK:
+            deps.append([nid(c.prev, CLOCK)] if c.prev is not None else [])
+        else:
+            deps.append([nid(c, TICK)] + [nid(s, p) for s, p in _sources(res, c)])
+
+    users: List[List[int]] = [[] for _ in nodes]
+    pending = [0] * len(nodes)
+    for i, ds in enumerate(deps):
+        pending[i] = len(ds)
+        for d in ds:
+            users[d].append(i)
+    ready = deque(i for i, k in enumerate(pending) if k == 0)
+    done = 0
+    while ready:
+        i = ready.popleft()
+        c, part = nodes[i]
+        if part == TICK:
+            clk = list(c.prev.clock) if c.prev is not None else [0] * n
+            clk[c.rank] += 1
+            c.tick = clk
+        else:
+            clk = list(c.tick)
+            for d in deps[i][1:]:
+                s, p = nodes[d]
+                v = s.tick if p == TICK else s.clock
+                clk = [a if a >= b else b for a, b in zip(clk, v)]
+            c.clock = clk
+        done += 1
+        for u in users[i]:
+            pending[u] -= 1
+            if pending[u] == 0:
+                ready.append(u)
+
+    if done != len(nodes):
+        raise OracleError("dependency cycle: " + _find_cycle(nodes, deps, pending))
+    return res
+
+
+def _find_cycle(nodes, deps, pending) -> str:
+    """Follow unresolved dependencies from an unresolved node until one
+    repeats; every unresolved node has an unresolved dependency."""
+    start = next(i for i, k in enumerate(pending) if k > 0)
+    seen = {}
+    path = []
+    i = start
+    while i not in seen:
+        seen[i] = len(path)
+        path.append(i)
+        i = next(d for d in deps[i] if pending[d] > 0)
+    cycle = path[seen[i]:] + [i]
+    # Printed in "needs" order: each node needs the next.
+    return " needs ".join(_node_name(nodes[k]) for k in cycle)
+
+
+# --------------------------------------------------------------------------
+# Comparison with the tool's trace
+
+
+def _explain(res: Result, c: Call) -> str:
+    parts = []
+    for w in c.waits:
+        if w[0] == "msg":
+            s = res.messages[w[1]].sender
+            parts.append(f"msg {w[1]} from rank {s.rank} seq {s.seq} tick {s.tick}")
+        elif w[0] == "ack":
+            m = res.messages[w[1]]
+            if m.recv_blocking:
+                r = m.recv_call
+                parts.append(f"ack of {w[1]} from rank {r.rank} seq {r.seq} clock {r.clock}")
+            elif m.post_prev is not None:
+                r = m.post_prev
+                parts.append(f"ack of {w[1]}: rank {r.rank} clock at post = seq {r.seq} "
+                             f"{r.clock}")
+            else:
+                parts.append(f"ack of {w[1]}: rank {m.dest} posted before any clocked call")
+        else:
+            co = res.collectives[w[1]]
+            parts.append(co.label())
+    return "; ".join(parts) if parts else "no merges"
+
+
+def compare(res: Result, trace: Dict[int, List[dict]], trace_problems: Iterable[str] = (),
+            max_report: int = 10) -> List[str]:
+    """Differences between the oracle's clocks and the trace, most causal
+    first; empty when everything matches."""
+    n = res.n
+    general = list(trace_problems)
+    diffs: List[Tuple[int, str]] = []  # (order key, text)
+    for rank in sorted(trace):
+        if not 0 <= rank < n:
+            general.append(f"trace has {len(trace[rank])} event(s) for rank {rank}, "
+                           f"outside 0..{n - 1}")
+    for rank in range(n):
+        exp = res.clocked[rank]
+        got = trace.get(rank, [])
+        seqs = [e["seq"] for e in got]
+        if seqs != list(range(len(got))):
+            general.append(f"rank {rank}: trace seq numbers are not 0..{len(got) - 1} "
+                           f"(got {seqs[:8]}{'...' if len(seqs) > 8 else ''})")
+        if len(got) != len(exp):
+            general.append(f"rank {rank}: expected {len(exp)} clocked calls, trace has "
+                           f"{len(got)}")
+        for i in range(max(len(exp), len(got))):
+            if i >= len(got):
+                c = exp[i]
+                diffs.append((sum(c.clock), f"rank {rank} seq {i}: {c.name} (gt line "
+                              f"{c.line + 1}) missing from the trace; expected {c.clock}"))
+                break
+            if i >= len(exp):
+                diffs.append((1 << 60, f"rank {rank} seq {i}: trace has an extra "
+                              f"{got[i]['call']} {got[i]['clock']}"))
+                break
+            c, ev = exp[i], got[i]
+            if ev["call"] != c.name:
+                diffs.append((sum(c.clock), f"rank {rank} seq {i}: expected call {c.name} "
+                              f"(gt line {c.line + 1}), trace has {ev['call']}; "
+                              f"not comparing this rank further"))
+                break
+            if ev["clock"] != c.clock:
+                if len(ev["clock"]) != n:
+                    detail = f"clock has {len(ev['clock'])} entries, expected {n}"
+                else:
+                    entries = [k for k in range(n) if ev["clock"][k] != c.clock[k]]
+                    detail = f"differs at entries {entries}"
+                diffs.append((sum(c.clock), f"rank {rank} seq {i} {c.name} (gt line "
+                              f"{c.line + 1}): expected {c.clock} got {ev['clock']} ({detail}; "
+                              f"tick {c.tick}; merges: {_explain(res, c)})"))
+    diffs.sort(key=lambda d: d[0])
+    out = general[:]
+    if diffs:
+        shown = diffs[:max_report]
+        out.append(f"{len(diffs)} clock/call mismatch(es); first {len(shown)} in causal order:")
+        out.extend("  " + d[1] for d in shown)
+    return out
+
+
+# --------------------------------------------------------------------------
+# CLI
+
+
+def format_clocks(res: Result) -> List[str]:
+    """The computed clocks as JSON Lines in the trace's own format."""
+    out = []
+    for rank in range(res.n):
+        for c in res.clocked[rank]:
+            out.append(json.dumps({"rank": rank, "seq": c.seq, "call": c.name,
+                                   "clock": c.clock, "gt_line": c.line + 1},
+                                  separators=(",", ":")))
+    return out
+
+
+def run(gt_dir: str, trace_path: Optional[str], n: Optional[int], self_check: bool = False,
+        max_report: int = 10, out=None, err=None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        gt = load_ground_truth(gt_dir, n)
+        res = evaluate(gt, len(gt))
+    except OracleError as e:
+        print(f"ORACLE ERROR: {e}", file=err)
+        return EXIT_ORACLE_ERROR
+    for w in res.warnings:
+        print(f"oracle warning: {w}", file=err)
+    total = sum(len(v) for v in res.clocked.values())
+    if self_check:
+        for line in format_clocks(res):
+            print(line, file=out)
+        if res.warnings:
+            # A test program's log must be complete: every message received,
+            # every request completed.
+            print(f"ORACLE ERROR: self-check: {len(res.warnings)} warning(s)", file=err)
+            return EXIT_ORACLE_ERROR
+        print(f"oracle: self-check ok: {res.n} ranks, {total} clocked calls", file=err)
+        return EXIT_OK
+    try:
+        trace, problems = load_trace(trace_path)
+    except OSError as e:
+        print(f"MISMATCH: cannot read trace {trace_path}: {e}", file=err)
+        return EXIT_MISMATCH
+    diffs = compare(res, trace, problems, max_report)
+    if diffs:
+        print(f"MISMATCH between trace {trace_path} and ground truth {gt_dir}:", file=out)
+        for d in diffs:
+            print(d, file=out)
+        return EXIT_MISMATCH
+    print(f"oracle: ok: {res.n} ranks, {total} clocked calls match", file=out)
+    return EXIT_OK
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--gt", required=True, help="directory with gt-<rank>.jsonl files")
+    ap.add_argument("--trace", help="trace exported by `vcx-trace export` (JSON Lines)")
+    ap.add_argument("-n", type=int, help="number of ranks (default: from the gt files)")
+    ap.add_argument("--self-check", action="store_true",
+                    help="only evaluate the ground truth and print the computed clocks")
+    ap.add_argument("--max-diffs", type=int, default=10, help="mismatches to show")
+    args = ap.parse_args(argv)
+    if not args.self_check and not args.trace:
+        ap.error("--trace is required unless --self-check is given")
+    return run(args.gt, args.trace, args.n, args.self_check, args.max_diffs)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,614 @@
+/* Ground-truth logging for the vcx integration test programs; see gt.h. */
+#include "gt.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GT_MAX_COMMS 64
+
+typedef struct {
+  MPI_Comm comm;
+  char name[48];
+  int size;
+  int *members; /* world ranks, communicator-rank order */
+} gt_comm_entry;
+
+static int g_rank = -1;
+static int g_size = 0;
+static FILE *g_out = NULL;
+static int g_msg_counter = 0;
+static int g_req_counter = 0;
+static gt_comm_entry g_comms[GT_MAX_COMMS];
+
+/* The line under construction; only written out by gt_end so that a line is
+ * never half-written when a rank aborts. */
+static char *g_line = NULL;
+static size_t g_len = 0;
+static size_t g_cap = 0;
+static int g_nops = 0;
+static int g_open = 0;
+
+void gt_fail(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "[rank %d] test failure: ", g_rank);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  exit(1);
+}
+
+static void append(const char *fmt, ...) {
+  va_list ap;
+  for (;;) {
+    size_t room = g_cap - g_len;
+    va_start(ap, fmt);
+    int n = vsnprintf(g_line ? g_line + g_len : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n < 0) gt_fail("gt: formatting failed");
+    if ((size_t)n < room) {
+      g_len += (size_t)n;
+      return;
+    }
+    size_t cap = g_cap ? g_cap : 256;
+    while (cap - g_len <= (size_t)n) cap *= 2;
+    char *p = realloc(g_line, cap);
+    if (!p) gt_fail("gt: out of memory");
+    g_line = p;
+    g_cap = cap;
+  }
+}
+
+/* Names come from the programs themselves, but escape anyway so a bad name
+ * shows up as a wrong name rather than as unparsable JSON. */
+static void append_str(const char *s) {
+  append("\"");
+  for (; *s; ++s) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      append("\\%c", c);
+    else if (c < 0x20)
+      append("\\u%04x", c);
+    else
+      append("%c", c);
+  }
+  append("\"");
+}
+
+void gt_init(void) {
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  const char *dir = getenv("VCX_TEST_GT_DIR");
+  if (dir && *dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/gt-%d.jsonl", dir, g_rank);
+    g_out = fopen(path, "w");
+    if (!g_out) gt_fail("gt: cannot open %s", path);
+  }
+  gt_comm_add(MPI_COMM_WORLD, "world");
+}
+
+void gt_finalize(void) {
+  if (g_open) gt_fail("gt: line for a call left open at finalize");
+  if (g_out) {
+    if (fclose(g_out) != 0) gt_fail("gt: cannot close the log");
+    g_out = NULL;
+  }
+  for (int i = 0; i < GT_MAX_COMMS; ++i) {
+    free(g_comms[i].members);
+    g_comms[i].members = NULL;
+    g_comms[i].comm = MPI_COMM_NULL;
+  }
+  free(g_line);
+  g_line = NULL;
+  g_cap = g_len = 0;
+}
+
+int gt_rank(void) { return g_rank; }
+int gt_size(void) { return g_size; }
+
+gt_msgid gt_stamp(int *buf) {
+  gt_msgid id = {g_rank, g_msg_counter++};
+  buf[0] = id.src;
+  buf[1] = id.cnt;
+  return id;
+}
+
+gt_msgid gt_read(const int *buf) {
+  gt_msgid id = {buf[0], buf[1]};
+  if (id.src < 0 || id.src >= g_size || id.cnt < 0)
+    gt_fail("gt: received buffer carries no message id (%d.%d)", id.src, id.cnt);
+  return id;
+}
+
+static void name_req(gt_req *r) { snprintf(r->name, sizeof r->name, "r%d", g_req_counter++); }
+
+void gt_req_send(gt_req *r) {
+  name_req(r);
+  r->rbuf = NULL;
+}
+
+void gt_req_recv(gt_req *r, const int *rbuf) {
+  name_req(r);
+  r->rbuf = rbuf;
+}
+
+static gt_comm_entry *find_comm(MPI_Comm comm) {
+  for (int i = 0; i < GT_MAX_COMMS; ++i)
+    if (g_comms[i].members && g_comms[i].comm == comm) return &g_comms[i];
+  return NULL;
+}
+
+void gt_comm_add(MPI_Comm comm, const char *name) {
+  if (comm == MPI_COMM_NULL) gt_fail("gt: registering MPI_COMM_NULL as %s", name);
+  if (find_comm(comm)) gt_fail("gt: communicator %s registered twice", name);
+  gt_comm_entry *e = NULL;
+  for (int i = 0; i < GT_MAX_COMMS && !e; ++i)
+    if (!g_comms[i].members) e = &g_comms[i];
+  if (!e) gt_fail("gt: too many communicators");
+
+  MPI_Group group, world_group;
+  int size;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_group(comm, &group);
+  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  int *ranks = malloc(sizeof(int) * (size_t)size);
+  int *members = malloc(sizeof(int) * (size_t)size);
+  if (!ranks || !members) gt_fail("gt: out of memory");
+  for (int i = 0; i < size; ++i) ranks[i] = i;
+  MPI_Group_translate_ranks(group, size, ranks, world_group, members);
+  MPI_Group_free(&group);
+  MPI_Group_free(&world_group);
+  free(ranks);
+
+  e->comm = comm;
+  snprintf(e->name, sizeof e->name, "%s", name);
+  e->size = size;
+  e->members = members;
+}
+
+void gt_comm_remove(MPI_Comm comm) {
+  gt_comm_entry *e = find_comm(comm);
+  if (!e) gt_fail("gt: removing an unregistered communicator");
+  free(e->members);
+  e->members = NULL;
+  e->comm = MPI_COMM_NULL;
+}
+
+static gt_comm_entry *need_comm(MPI_Comm comm) {
+  gt_comm_entry *e = find_comm(comm);
+  if (!e) gt_fail("gt: communicator not registered");
+  return e;
+}
+
+int gt_world_of(MPI_Comm comm, int comm_rank) {
+  gt_comm_entry *e = need_comm(comm);
+  if (comm_rank < 0 || comm_rank >= e->size)
+    gt_fail("gt: rank %d out of range for %s", comm_rank, e->name);
+  return e->members[comm_rank];
+}
+
+void gt_begin(const char *call) {
+  if (g_open) gt_fail("gt: line opened twice (%s)", call);
+  g_open = 1;
+  g_len = 0;
+  g_nops = 0;
+  append("{\"call\":");
+  append_str(call);
+  append(",\"ops\":[");
+}
+
+static void op_start(const char *op) {
+  if (!g_open) gt_fail("gt: op %s outside a line", op);
+  append("%s{\"op\":\"%s\"", g_nops++ ? "," : "", op);
+}
+
+void gt_op_send(const char *mode, gt_msgid msg, int dest_world, const char *req) {
+  op_start("send");
+  append(",\"mode\":\"%s\",\"msg\":\"%d.%d\",\"dest\":%d", mode, msg.src, msg.cnt, dest_world);
+  if (req) {
+    append(",\"req\":");
+    append_str(req);
+  }
+  append("}");
+}
+
+void gt_op_recv(gt_msgid msg) {
+  op_start("recv");
+  append(",\"msg\":\"%d.%d\"}", msg.src, msg.cnt);
+}
+
+void gt_op_post(const char *req) {
+  op_start("post");
+  append(",\"req\":");
+  append_str(req);
+  append("}");
+}
+
+void gt_op_complete(const gt_req *r) {
+  op_start("complete");
+  append(",\"req\":");
+  append_str(r->name);
+  if (r->rbuf) {
+    gt_msgid id = gt_read(r->rbuf);
+    append(",\"msg\":\"%d.%d\"", id.src, id.cnt);
+  }
+  append("}");
+}
+
+void gt_op_coll(const char *kind, MPI_Comm comm, int root_comm_rank) {
+  gt_comm_entry *e = need_comm(comm);
+  op_start("coll");
+  append(",\"kind\":\"%s\",\"comm\":", kind);
+  append_str(e->name);
+  append(",\"members\":[");
+  for (int i = 0; i < e->size; ++i) append("%s%d", i ? "," : "", e->members[i]);
+  if (root_comm_rank < 0)
+    append("],\"root\":null}");
+  else
+    append("],\"root\":%d}", gt_world_of(comm, root_comm_rank));
+}
+
+void gt_end(void) {
+  if (!g_open) gt_fail("gt: gt_end without gt_begin");
+  g_open = 0;
+  append("]}\n");
+  if (g_out) {
+    if (fwrite(g_line, 1, g_len, g_out) != g_len || fflush(g_out) != 0)
+      gt_fail("gt: writing the log failed");
+  }
+}
+
+void gt_log_send(const char *call, const char *mode, gt_msgid msg, MPI_Comm comm, int dest) {
+  gt_begin(call);
+  gt_op_send(mode, msg, gt_world_of(comm, dest), NULL);
+  gt_end();
+}
+
+void gt_log_isend(const char *call, const char *mode, gt_msgid msg, MPI_Comm comm, int dest,
+                  const gt_req *r) {
+  gt_begin(call);
+  gt_op_send(mode, msg, gt_world_of(comm, dest), r->name);
+  gt_end();
+}
+
+void gt_log_recv(const char *call, const int *rbuf) {
+  gt_begin(call);
+  gt_op_recv(gt_read(rbuf));
+  gt_end();
+}
+
+void gt_log_post(const char *call, const gt_req *r) {
+  gt_begin(call);
+  gt_op_post(r->name);
+  gt_end();
+}
+
+void gt_log_coll(const char *call, const char *kind, MPI_Comm comm, int root_comm_rank) {
+  gt_begin(call);
+  gt_op_coll(kind, comm, root_comm_rank);
+  gt_end();
+}
+
+void gt_log_completed(const char *call, const gt_req *info, const int *idx, int n) {
+  gt_begin(call);
+  for (int i = 0; i < n; ++i) gt_op_complete(&info[idx[i]]);
+  gt_end();
+}
+
+/* ---- Conveniences ------------------------------------------------------ */
+
+/* Upper bound on unsuccessful test calls before a completion loop falls back
+ * to the blocking variant: keeps logs small and termination timing-free. */
+#define GT_MAX_SPINS 200
+
+static int payload_word(int src, int cnt, int i) {
+  return (int)(((unsigned)src * 7919u + (unsigned)cnt * 104729u + (unsigned)i * 31u) & 0xffffu);
+}
+
+void gt_fill(int *buf, int count) {
+  for (int i = GT_HDR; i < count; ++i) buf[i] = payload_word(buf[0], buf[1], i);
+}
+
+unsigned long gt_check(const int *buf, int count) {
+  gt_msgid id = gt_read(buf);
+  unsigned long d = (unsigned long)id.src * 1000003ul + (unsigned long)id.cnt * 7919ul;
+  for (int i = GT_HDR; i < count; ++i) {
+    if (buf[i] != payload_word(id.src, id.cnt, i))
+      gt_fail("gt: message %d.%d corrupted at word %d", id.src, id.cnt, i);
+    d += (unsigned long)buf[i];
+  }
+  return d;
+}
+
+static void check_rc(int rc, const char *what) {
+  if (rc != MPI_SUCCESS) gt_fail("%s returned %d", what, rc);
+}
+
+static const char *send_call(const char *mode, int nonblocking) {
+  if (!strcmp(mode, "std")) return nonblocking ? "MPI_Isend" : "MPI_Send";
+  if (!strcmp(mode, "buffered")) return nonblocking ? "MPI_Ibsend" : "MPI_Bsend";
+  if (!strcmp(mode, "ready")) return nonblocking ? "MPI_Irsend" : "MPI_Rsend";
+  if (!strcmp(mode, "sync")) return nonblocking ? "MPI_Issend" : "MPI_Ssend";
+  gt_fail("gt: unknown send mode %s", mode);
+  return NULL;
+}
+
+static gt_msgid send_impl(const char *mode, int *buf, int count, int dest, int tag,
+                          MPI_Comm comm, int fill) {
+  gt_msgid id = gt_stamp(buf);
+  if (fill) gt_fill(buf, count);
+  const char *call = send_call(mode, 0);
+  int rc;
+  if (!strcmp(mode, "std"))
+    rc = MPI_Send(buf, count, MPI_INT, dest, tag, comm);
+  else if (!strcmp(mode, "buffered"))
+    rc = MPI_Bsend(buf, count, MPI_INT, dest, tag, comm);
+  else if (!strcmp(mode, "ready"))
+    rc = MPI_Rsend(buf, count, MPI_INT, dest, tag, comm);
+  else
+    rc = MPI_Ssend(buf, count, MPI_INT, dest, tag, comm);
+  check_rc(rc, call);
+  gt_log_send(call, mode, id, comm, dest);
+  return id;
+}
+
+gt_msgid gt_send(const char *mode, int *buf, int count, int dest, int tag, MPI_Comm comm) {
+  return send_impl(mode, buf, count, dest, tag, comm, 1);
+}
+
+gt_msgid gt_send_raw(const char *mode, int *buf, int count, int dest, int tag, MPI_Comm comm) {
+  return send_impl(mode, buf, count, dest, tag, comm, 0);
+}
+
+static void check_count(const MPI_Status *st, int count, const char *what) {
+  int got = -1;
+  MPI_Get_count(st, MPI_INT, &got);
+  if (got != count) gt_fail("%s: received %d ints, expected %d", what, got, count);
+}
+
+void gt_recv_raw(int *buf, int count, int src, int tag, MPI_Comm comm, MPI_Status *st) {
+  MPI_Status local;
+  if (!st) st = &local;
+  check_rc(MPI_Recv(buf, count, MPI_INT, src, tag, comm, st), "MPI_Recv");
+  check_count(st, count, "MPI_Recv");
+  gt_log_recv("MPI_Recv", buf);
+}
+
+unsigned long gt_recv(int *buf, int count, int src, int tag, MPI_Comm comm, MPI_Status *st) {
+  gt_recv_raw(buf, count, src, tag, comm, st);
+  return gt_check(buf, count);
+}
+
+void gt_reqs_init(gt_reqs *s) {
+  s->n = 0;
+  s->digest = 0;
+}
+
+int gt_reqs_active(const gt_reqs *s) {
+  int k = 0;
+  for (int i = 0; i < s->n; ++i) k += s->req[i] != MPI_REQUEST_NULL;
+  return k;
+}
+
+static int new_slot(gt_reqs *s) {
+  if (s->n >= GT_SET_MAX) gt_fail("gt: request set full");
+  return s->n++;
+}
+
+void gt_reqs_move(gt_reqs *dst, gt_reqs *src) {
+  for (int i = 0; i < src->n; ++i) {
+    if (src->req[i] == MPI_REQUEST_NULL) continue;
+    int k = new_slot(dst);
+    dst->req[k] = src->req[i];
+    dst->info[k] = src->info[i];
+    dst->rcount[k] = src->rcount[i];
+    dst->verify[k] = src->verify[i];
+  }
+  dst->digest += src->digest;
+  gt_reqs_init(src);
+}
+
+static int isend_impl(gt_reqs *s, const char *mode, int *buf, int count, int dest, int tag,
+                      MPI_Comm comm, int fill) {
+  int k = new_slot(s);
+  gt_msgid id = gt_stamp(buf);
+  if (fill) gt_fill(buf, count);
+  gt_req_send(&s->info[k]);
+  s->rcount[k] = 0;
+  s->verify[k] = 0;
+  const char *call = send_call(mode, 1);
+  int rc;
+  if (!strcmp(mode, "std"))
+    rc = MPI_Isend(buf, count, MPI_INT, dest, tag, comm, &s->req[k]);
+  else if (!strcmp(mode, "buffered"))
+    rc = MPI_Ibsend(buf, count, MPI_INT, dest, tag, comm, &s->req[k]);
+  else if (!strcmp(mode, "ready"))
+    rc = MPI_Irsend(buf, count, MPI_INT, dest, tag, comm, &s->req[k]);
+  else
+    rc = MPI_Issend(buf, count, MPI_INT, dest, tag, comm, &s->req[k]);
+  check_rc(rc, call);
+  gt_log_isend(call, mode, id, comm, dest, &s->info[k]);
+  return k;
+}
+
+int gt_isend(gt_reqs *s, const char *mode, int *buf, int count, int dest, int tag,
+             MPI_Comm comm) {
+  return isend_impl(s, mode, buf, count, dest, tag, comm, 1);
+}
+
+int gt_isend_raw(gt_reqs *s, const char *mode, int *buf, int count, int dest, int tag,
+                 MPI_Comm comm) {
+  return isend_impl(s, mode, buf, count, dest, tag, comm, 0);
+}
+
+static int irecv_impl(gt_reqs *s, int *buf, int count, int src, int tag, MPI_Comm comm,
+                      int verify) {
+  int k = new_slot(s);
+  /* A recognisable non-id so that reading the header of an incomplete
+   * receive fails loudly instead of logging a stale id. */
+  buf[0] = buf[1] = -1;
+  gt_req_recv(&s->info[k], buf);
+  s->rcount[k] = count;
+  s->verify[k] = verify;
+  check_rc(MPI_Irecv(buf, count, MPI_INT, src, tag, comm, &s->req[k]), "MPI_Irecv");
+  gt_log_post("MPI_Irecv", &s->info[k]);
+  return k;
+}
+
+int gt_irecv(gt_reqs *s, int *buf, int count, int src, int tag, MPI_Comm comm) {
+  return irecv_impl(s, buf, count, src, tag, comm, 1);
+}
+
+int gt_irecv_raw(gt_reqs *s, int *buf, int count, int src, int tag, MPI_Comm comm) {
+  return irecv_impl(s, buf, count, src, tag, comm, 0);
+}
+
+const char *gt_method_name(gt_method m) {
+  static const char *names[GT_METHODS] = {"waitall", "waitany", "waitsome", "test",
+                                          "testall", "testany", "testsome", "wait_each"};
+  return (m >= 0 && m < GT_METHODS) ? names[m] : "?";
+}
+
+/* Bookkeeping after MPI reported the requests idx[0..n-1] complete: verify
+ * received payloads and log the completion line. */
+static void completed(gt_reqs *s, const char *call, const int *idx, const MPI_Status *st,
+                      int n) {
+  for (int i = 0; i < n; ++i) {
+    int k = idx[i];
+    if (k < 0 || k >= s->n) gt_fail("%s reported index %d", call, k);
+    if (s->info[k].rbuf) {
+      check_count(&st[i], s->rcount[k], call);
+      if (s->verify[k]) s->digest += gt_check(s->info[k].rbuf, s->rcount[k]);
+    }
+  }
+  gt_log_completed(call, s->info, idx, n);
+}
+
+static int active_list(const gt_reqs *s, int *idx) {
+  int k = 0;
+  for (int i = 0; i < s->n; ++i)
+    if (s->req[i] != MPI_REQUEST_NULL) idx[k++] = i;
+  return k;
+}
+
+static void do_waitall(gt_reqs *s) {
+  int idx[GT_SET_MAX];
+  MPI_Status all[GT_SET_MAX], st[GT_SET_MAX];
+  int k = active_list(s, idx);
+  check_rc(MPI_Waitall(s->n, s->req, all), "MPI_Waitall");
+  for (int i = 0; i < k; ++i) st[i] = all[idx[i]];
+  completed(s, "MPI_Waitall", idx, st, k);
+}
+
+static void do_waitany(gt_reqs *s) {
+  while (gt_reqs_active(s)) {
+    int i;
+    MPI_Status st;
+    check_rc(MPI_Waitany(s->n, s->req, &i, &st), "MPI_Waitany");
+    if (i == MPI_UNDEFINED) gt_fail("MPI_Waitany found no active request");
+    completed(s, "MPI_Waitany", &i, &st, 1);
+  }
+}
+
+static void do_waitsome(gt_reqs *s) {
+  while (gt_reqs_active(s)) {
+    int out, idx[GT_SET_MAX];
+    MPI_Status st[GT_SET_MAX];
+    check_rc(MPI_Waitsome(s->n, s->req, &out, idx, st), "MPI_Waitsome");
+    if (out == MPI_UNDEFINED || out < 1) gt_fail("MPI_Waitsome completed nothing");
+    completed(s, "MPI_Waitsome", idx, st, out);
+  }
+}
+
+static void do_test(gt_reqs *s) {
+  int spins = 0;
+  while (gt_reqs_active(s) && spins < GT_MAX_SPINS) {
+    for (int i = 0; i < s->n; ++i) {
+      if (s->req[i] == MPI_REQUEST_NULL) continue;
+      int flag;
+      MPI_Status st;
+      check_rc(MPI_Test(&s->req[i], &flag, &st), "MPI_Test");
+      completed(s, "MPI_Test", &i, &st, flag ? 1 : 0);
+      if (!flag) ++spins;
+    }
+  }
+  for (int i = 0; i < s->n; ++i) {
+    if (s->req[i] == MPI_REQUEST_NULL) continue;
+    MPI_Status st;
+    check_rc(MPI_Wait(&s->req[i], &st), "MPI_Wait");
+    completed(s, "MPI_Wait", &i, &st, 1);
+  }
+}
+
+static void do_testall(gt_reqs *s) {
+  if (!gt_reqs_active(s)) return;
+  for (int spins = 0; spins < GT_MAX_SPINS; ++spins) {
+    int idx[GT_SET_MAX], flag;
+    MPI_Status all[GT_SET_MAX], st[GT_SET_MAX];
+    int k = active_list(s, idx);
+    check_rc(MPI_Testall(s->n, s->req, &flag, all), "MPI_Testall");
+    if (flag) {
+      for (int i = 0; i < k; ++i) st[i] = all[idx[i]];
+      completed(s, "MPI_Testall", idx, st, k);
+      return;
+    }
+    completed(s, "MPI_Testall", idx, all, 0);
+  }
+  do_waitall(s);
+}
+
+static void do_testany(gt_reqs *s) {
+  int spins = 0;
+  while (gt_reqs_active(s) && spins < GT_MAX_SPINS) {
+    int i, flag;
+    MPI_Status st;
+    check_rc(MPI_Testany(s->n, s->req, &i, &flag, &st), "MPI_Testany");
+    if (flag && i == MPI_UNDEFINED) gt_fail("MPI_Testany found no active request");
+    completed(s, "MPI_Testany", &i, &st, flag ? 1 : 0);
+    if (!flag) ++spins;
+  }
+  do_waitany(s);
+}
+
+static void do_testsome(gt_reqs *s) {
+  int spins = 0;
+  while (gt_reqs_active(s) && spins < GT_MAX_SPINS) {
+    int out, idx[GT_SET_MAX];
+    MPI_Status st[GT_SET_MAX];
+    check_rc(MPI_Testsome(s->n, s->req, &out, idx, st), "MPI_Testsome");
+    if (out == MPI_UNDEFINED) gt_fail("MPI_Testsome found no active request");
+    completed(s, "MPI_Testsome", idx, st, out);
+    if (out == 0) ++spins;
+  }
+  do_waitsome(s);
+}
+
+static void do_wait_each(gt_reqs *s) {
+  for (int i = s->n - 1; i >= 0; --i) {
+    if (s->req[i] == MPI_REQUEST_NULL) continue;
+    MPI_Status st;
+    check_rc(MPI_Wait(&s->req[i], &st), "MPI_Wait");
+    completed(s, "MPI_Wait", &i, &st, 1);
+  }
+}
+
+void gt_complete(gt_reqs *s, gt_method m) {
+  if (!gt_reqs_active(s)) return;
+  switch (m) {
+    case GT_WAITALL: do_waitall(s); break;
+    case GT_WAITANY: do_waitany(s); break;
+    case GT_WAITSOME: do_waitsome(s); break;
+    case GT_TEST: do_test(s); break;
+    case GT_TESTALL: do_testall(s); break;
+    case GT_TESTANY: do_testany(s); break;
+    case GT_TESTSOME: do_testsome(s); break;
+    case GT_WAIT_EACH: do_wait_each(s); break;
+    default: gt_fail("gt: unknown completion method %d", (int)m);
+  }
+  if (gt_reqs_active(s)) gt_fail("gt: %s left requests active", gt_method_name(m));
+}

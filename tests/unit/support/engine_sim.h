@@ -1,0 +1,666 @@
+// A simulated tool job for exchange-engine tests: one real engine (loaded from
+// the built plugin) per simulated rank, a fake ToolHost each, and an in-memory
+// network that keeps every ordered (src, dst) pair FIFO but interleaves pairs
+// at random (seeded), delivering one message at a time and running every
+// engine between deliveries.
+//
+// Alongside, a reference model computes the clocks the rules of DESIGN §3.1
+// give for the same programs: a plain sequential interpreter with global
+// knowledge of the matching (no trees, no sparse messages, no timing). Tests
+// compare the engines' recorded clocks against it.
+//
+// Header-only and free of test-framework macros so any test can reuse it;
+// problems are reported as strings ("" = fine) or as exceptions.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "../../../modules/vclock/vclock_engine.h"
+#include "vcx/call_program.h"
+#include "vcx/exchange.h"
+#include "vcx/options.h"
+#include "vcx/plugin.h"
+#include "vcx/plugin_loader.h"
+#include "vcx/transport.h"
+#include "vcx/vector_clock.h"
+
+namespace vcx::sim {
+
+using Clock = std::vector<ClockValue>;
+
+inline std::string str(const Clock& c) { return clock_to_string(c); }
+
+// What a fake host's fatal() throws: engines call it on protocol violations.
+class SimFatal : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// ---------------------------------------------------------------------------
+// Network and per-rank services
+
+class Network {
+ public:
+  Network(std::uint32_t n, std::uint64_t seed) : n_(n), rng_(seed), queues_(n * n), handlers_(n) {}
+
+  void send(Rank src, Rank dst, PeerChannel ch, std::span<const std::uint8_t> bytes) {
+    if (dst.value >= n_) throw SimFatal("send to rank " + std::to_string(dst.value) + " of " +
+                                        std::to_string(n_));
+    queues_[src.value * n_ + dst.value].push_back(
+        Msg{ch, std::vector<std::uint8_t>(bytes.begin(), bytes.end())});
+    ++sent_;
+  }
+  void set_handler(Rank self, PeerChannel ch, PeerTransport::Handler h) {
+    handlers_[self.value][static_cast<std::size_t>(ch)] = std::move(h);
+  }
+
+  // Delivers the oldest message of one randomly chosen non-empty pair.
+  bool deliver_one() {
+    std::vector<std::size_t> ready;
+    for (std::size_t i = 0; i < queues_.size(); ++i)
+      if (!queues_[i].empty()) ready.push_back(i);
+    if (ready.empty()) return false;
+    const std::size_t pick = ready[rng_() % ready.size()];
+    Msg m = std::move(queues_[pick].front());
+    queues_[pick].pop_front();
+    const Rank src{static_cast<std::uint32_t>(pick / n_)};
+    const Rank dst{static_cast<std::uint32_t>(pick % n_)};
+    auto& h = handlers_[dst.value][static_cast<std::size_t>(m.ch)];
+    if (!h) throw SimFatal("message for rank " + std::to_string(dst.value) + " without a handler");
+    ++delivered_;
+    h(src, m.bytes);
+    return true;
+  }
+
+  std::size_t pending() const {
+    std::size_t n = 0;
+    for (const auto& q : queues_) n += q.size();
+    return n;
+  }
+  std::uint64_t sent() const { return sent_; }
+  std::uint64_t delivered() const { return delivered_; }
+
+ private:
+  struct Msg {
+    PeerChannel ch;
+    std::vector<std::uint8_t> bytes;
+  };
+  std::uint32_t n_;
+  std::mt19937_64 rng_;
+  std::vector<std::deque<Msg>> queues_;  // index src * n + dst
+  std::vector<std::array<PeerTransport::Handler, kPeerChannels>> handlers_;
+  std::uint64_t sent_ = 0;
+  std::uint64_t delivered_ = 0;
+};
+
+class SimTransport final : public PeerTransport {
+ public:
+  SimTransport(Network& net, Rank self, std::uint32_t size) : net_(net), self_(self), size_(size) {}
+  void send(Rank dst, PeerChannel ch, std::span<const std::uint8_t> payload) override {
+    net_.send(self_, dst, ch, payload);
+  }
+  void set_handler(PeerChannel ch, Handler h) override { net_.set_handler(self_, ch, std::move(h)); }
+  Rank self() const override { return self_; }
+  std::uint32_t size() const override { return size_; }
+
+ private:
+  Network& net_;
+  Rank self_;
+  std::uint32_t size_;
+};
+
+class SimHost final : public ToolHost {
+ public:
+  SimHost(Rank rank, std::uint32_t size, PeerTransport& t) : rank_(rank), size_(size), t_(t) {}
+  Rank rank() const override { return rank_; }
+  std::uint32_t world_size() const override { return size_; }
+  const Options& options() const override { return options_; }
+  PeerTransport& transport() override { return t_; }
+  void reply(std::uint64_t event_seq) override { replies.push_back(event_seq); }
+  const char* call_name(std::uint8_t model, std::uint16_t call) const override {
+    auto key = std::make_pair(model, call);
+    auto it = names_.find(key);
+    if (it == names_.end())
+      it = names_.emplace(key, "call-" + std::to_string(model) + "-" + std::to_string(call)).first;
+    return it->second.c_str();
+  }
+  [[noreturn]] void fatal(const std::string& why) override {
+    throw SimFatal("rank " + std::to_string(rank_.value) + ": " + why);
+  }
+
+  Options options_;
+  std::vector<std::uint64_t> replies;
+
+ private:
+  Rank rank_;
+  std::uint32_t size_;
+  PeerTransport& t_;
+  mutable std::map<std::pair<std::uint8_t, std::uint16_t>, std::string> names_;
+};
+
+// Keeps a copy of everything a ClockedCall only points at.
+class Recorder final : public ClockedCallObserver {
+ public:
+  struct Call {
+    Rank rank{};
+    std::uint64_t seq = 0;
+    std::uint16_t call = 0;
+    std::string name;
+    std::vector<Rank> peers;
+    GroupId group{};
+    QueueId queue{};
+    Clock clock;
+  };
+  void on_clocked_call(const ClockedCall& c) override {
+    calls.push_back(Call{c.rank, c.seq, c.call, c.call_name,
+                         std::vector<Rank>(c.peers.begin(), c.peers.end()), c.group, c.queue,
+                         Clock(c.clock.begin(), c.clock.end())});
+  }
+  std::vector<Call> calls;
+};
+
+// ---------------------------------------------------------------------------
+// Programs
+
+struct Prog {
+  std::uint16_t call = 1;
+  bool clocked = true;
+  std::vector<Op> ops;
+
+  static Prog clocked_call(std::uint16_t call = 1) { return Prog{call, true, {}}; }
+  static Prog unclocked(std::uint16_t call = 2) { return Prog{call, false, {}}; }
+
+  Prog& signal(Rank dst, QueueId q, std::uint64_t seq, bool sync = false) {
+    Op op;
+    op.kind = OpKind::Signal;
+    op.flags = sync ? kSignalSynchronous : 0;
+    op.peer = dst;
+    op.queue = q;
+    op.value = seq;
+    ops.push_back(op);
+    return *this;
+  }
+  Prog& wait(ReceiveToken t) { return token_op(OpKind::Wait, t); }
+  Prog& snapshot(ReceiveToken t) { return token_op(OpKind::Snapshot, t); }
+  Prog& wait_ack(Rank receiver, QueueId q, std::uint64_t seq) {
+    Op op;
+    op.kind = OpKind::WaitAck;
+    op.peer = receiver;
+    op.queue = q;
+    op.value = seq;
+    ops.push_back(op);
+    return *this;
+  }
+  Prog& wait_ack(const SendToken& t) { return wait_ack(t.dst, t.queue, t.seq); }
+  Prog& contribute(const CollectiveRef& c) { return coll_op(OpKind::CollectiveContribute, c); }
+  Prog& complete(const CollectiveRef& c) { return coll_op(OpKind::CollectiveComplete, c); }
+  Prog& collective(const CollectiveRef& c) { return contribute(c).complete(c); }
+
+ private:
+  Prog& token_op(OpKind k, ReceiveToken t) {
+    Op op;
+    op.kind = k;
+    op.value = t.value;
+    ops.push_back(op);
+    return *this;
+  }
+  Prog& coll_op(OpKind k, const CollectiveRef& c) {
+    Op op;
+    op.kind = k;
+    op.collective = c;
+    ops.push_back(op);
+    return *this;
+  }
+};
+
+inline CollectiveRef coll(GroupId g, std::uint64_t instance,
+                          CollectiveKind kind = CollectiveKind::AllToAll, Rank root = Rank{0}) {
+  CollectiveRef c;
+  c.group = g;
+  c.instance = instance;
+  c.kind = kind;
+  c.root = root;
+  return c;
+}
+
+// ---------------------------------------------------------------------------
+// Reference model: the clock rules applied sequentially, with the matching
+// known up front. Collectives are full max-exchanges among the participants.
+
+class ReferenceModel {
+ public:
+  explicit ReferenceModel(std::uint32_t n) : n_(n), programs_(n) {}
+
+  void program(Rank r, const Prog& p) { programs_[r.value].push_back(p); }
+  // The n-th receive bound on (src, queue) and not dropped takes the n-th signal.
+  void bind(Rank r, ReceiveToken t, Rank src, QueueId q) {
+    bindings_[{r.value, t.value}] = Binding{src, q, 0};
+    order_[std::make_tuple(r.value, src.value, q.a, q.b)].push_back(t.value);
+  }
+  void drop(Rank r, ReceiveToken t) {
+    dropped_.insert({r.value, t.value});
+    auto it = bindings_.find({r.value, t.value});
+    if (it == bindings_.end()) return;
+    auto& v = order_[std::make_tuple(r.value, it->second.src.value, it->second.q.a, it->second.q.b)];
+    v.erase(std::remove(v.begin(), v.end(), t.value), v.end());
+    bindings_.erase(it);
+  }
+  void group(GroupId g, std::span<const Rank> members) {
+    groups_[g.value] = std::vector<Rank>(members.begin(), members.end());
+  }
+
+  // Clocks of every clocked call, per rank; throws if the programs cannot all
+  // finish (a test bug: the scenario itself deadlocks).
+  std::vector<std::vector<Clock>> clocks() const {
+    State s(n_);
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      for (std::uint32_t r = 0; r < n_; ++r) progress |= advance(s, r);
+    }
+    for (std::uint32_t r = 0; r < n_; ++r)
+      if (s.prog[r] < programs_[r].size())
+        throw std::logic_error("reference model: rank " + std::to_string(r) +
+                               " cannot finish program " + std::to_string(s.prog[r]) +
+                               " op " + std::to_string(s.op[r]));
+    return s.out;
+  }
+
+ private:
+  struct Binding {
+    Rank src;
+    QueueId q;
+    std::uint64_t pos;
+  };
+  using MsgKey = std::tuple<std::uint32_t, std::uint32_t, std::uint64_t, std::uint64_t,
+                            std::uint64_t>;  // src, dst, queue, position
+  struct State {
+    explicit State(std::uint32_t n)
+        : clock(n, Clock(n, 0)), prog(n, 0), op(n, 0), started(n, false), out(n) {}
+    std::vector<Clock> clock;
+    std::vector<std::size_t> prog, op;
+    std::vector<bool> started;
+    std::map<MsgKey, Clock> deposits, answers;
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::map<std::uint32_t, Clock>> contrib;
+    std::vector<std::vector<Clock>> out;
+  };
+
+  static void merge(Clock& into, const Clock& from) {
+    for (std::size_t i = 0; i < into.size(); ++i) into[i] = std::max(into[i], from[i]);
+  }
+  std::optional<Binding> binding(std::uint32_t r, std::uint64_t token) const {
+    auto it = bindings_.find({r, token});
+    if (it == bindings_.end()) return std::nullopt;
+    Binding b = it->second;
+    const auto& v = order_.at(std::make_tuple(r, b.src.value, b.q.a, b.q.b));
+    b.pos = static_cast<std::uint64_t>(std::find(v.begin(), v.end(), token) - v.begin()) + 1;
+    return b;
+  }
+  bool is_dropped(std::uint32_t r, std::uint64_t token) const {
+    return dropped_.count({r, token}) != 0;
+  }
+
+  bool advance(State& s, std::uint32_t r) const {
+    bool any = false;
+    while (s.prog[r] < programs_[r].size()) {
+      const Prog& p = programs_[r][s.prog[r]];
+      if (!s.started[r]) {
+        s.started[r] = true;
+        if (p.clocked) ++s.clock[r][r];
+      }
+      while (s.op[r] < p.ops.size()) {
+        if (!exec(s, r, p.ops[s.op[r]])) return any;
+        ++s.op[r];
+        any = true;
+      }
+      if (p.clocked) s.out[r].push_back(s.clock[r]);
+      ++s.prog[r];
+      s.op[r] = 0;
+      s.started[r] = false;
+      any = true;
+    }
+    return any;
+  }
+
+  bool exec(State& s, std::uint32_t r, const Op& op) const {
+    Clock& c = s.clock[r];
+    switch (op.kind) {
+      case OpKind::Signal:
+        s.deposits[{r, op.peer.value, op.queue.a, op.queue.b, op.value}] = c;
+        return true;
+      case OpKind::Wait: {
+        if (is_dropped(r, op.value)) return true;
+        const auto b = binding(r, op.value);
+        if (!b) return false;
+        auto it = s.deposits.find({b->src.value, r, b->q.a, b->q.b, b->pos});
+        if (it == s.deposits.end()) return false;
+        merge(c, it->second);
+        return true;
+      }
+      case OpKind::Snapshot: {
+        const auto b = binding(r, op.value);
+        if (b) s.answers.emplace(MsgKey{b->src.value, r, b->q.a, b->q.b, b->pos}, c);
+        return true;
+      }
+      case OpKind::WaitAck: {
+        auto it = s.answers.find({r, op.peer.value, op.queue.a, op.queue.b, op.value});
+        if (it == s.answers.end()) return false;
+        merge(c, it->second);
+        return true;
+      }
+      case OpKind::CollectiveContribute:
+      case OpKind::CollectiveComplete: {
+        const CollectiveRef& k = op.collective;
+        auto g = groups_.find(k.group.value);
+        if (g == groups_.end()) throw std::logic_error("reference model: unknown group");
+        auto& contrib = s.contrib[{k.group.value, k.instance}];
+        const bool root = k.root.value == r;
+        if (op.kind == OpKind::CollectiveContribute) {
+          const bool signals = k.kind == CollectiveKind::AllToAll ||
+                               (k.kind == CollectiveKind::OneToAll && root) ||
+                               (k.kind == CollectiveKind::AllToOne && !root);
+          if (signals) contrib[r] = c;
+          return true;
+        }
+        std::vector<std::uint32_t> from;  // whose contributions this completion merges
+        switch (k.kind) {
+          case CollectiveKind::AllToAll:
+            for (Rank m : g->second) from.push_back(m.value);
+            break;
+          case CollectiveKind::OneToAll:
+            if (!root) from.push_back(k.root.value);
+            break;
+          case CollectiveKind::AllToOne:
+            if (root)
+              for (Rank m : g->second)
+                if (m.value != r) from.push_back(m.value);
+            break;
+        }
+        for (std::uint32_t m : from)
+          if (!contrib.count(m)) return false;
+        for (std::uint32_t m : from) merge(c, contrib[m]);
+        return true;
+      }
+    }
+    return true;
+  }
+
+  std::uint32_t n_;
+  std::vector<std::vector<Prog>> programs_;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint64_t, std::uint64_t>,
+           std::vector<std::uint64_t>>
+      order_;  // (rank, src, queue) -> tokens in binding order
+  std::map<std::pair<std::uint32_t, std::uint64_t>, Binding> bindings_;
+  std::set<std::pair<std::uint32_t, std::uint64_t>> dropped_;
+  std::map<std::uint64_t, std::vector<Rank>> groups_;
+};
+
+// ---------------------------------------------------------------------------
+// The simulated job
+
+class EngineSim {
+ public:
+  struct Submitted {
+    std::uint64_t event_seq = 0;
+    std::int64_t call_index = -1;  // position among the rank's clocked calls, -1 if unclocked
+  };
+
+  EngineSim(std::uint32_t n, std::uint64_t delivery_seed,
+            const std::string& plugin_dir = VCX_PLUGIN_DIR)
+      : net_(n, delivery_seed), ref_(n) {
+    lib_ = load_plugin(plugin_dir, PluginKind::Engine, "vclock");
+    nodes_.reserve(n);
+    for (std::uint32_t r = 0; r < n; ++r) {
+      auto node = std::make_unique<Node>();
+      node->transport = std::make_unique<SimTransport>(net_, Rank{r}, n);
+      node->host = std::make_unique<SimHost>(Rank{r}, n, *node->transport);
+      std::string err;
+      node->plugin = lib_.descriptor->create(*node->host, &err);
+      if (!node->plugin) throw std::runtime_error("creating the vclock engine: " + err);
+      node->engine = node->plugin->engine();
+      if (!node->engine) throw std::runtime_error("the vclock plugin is not an engine");
+      node->engine->add_observer(&node->rec);
+      nodes_.push_back(std::move(node));
+    }
+  }
+  ~EngineSim() {
+    for (auto& n : nodes_) delete n->plugin;
+    nodes_.clear();
+    unload_plugin(lib_);
+  }
+  EngineSim(const EngineSim&) = delete;
+  EngineSim& operator=(const EngineSim&) = delete;
+
+  std::uint32_t size() const { return static_cast<std::uint32_t>(nodes_.size()); }
+  ExchangeEngine& engine(std::uint32_t r) { return *nodes_.at(r)->engine; }
+  ExchangeControl& control(std::uint32_t r) { return nodes_.at(r)->engine->control(); }
+  SimHost& host(std::uint32_t r) { return *nodes_.at(r)->host; }
+  const std::vector<Recorder::Call>& calls(std::uint32_t r) const { return nodes_.at(r)->rec.calls; }
+  Network& net() { return net_; }
+  ReferenceModel& reference() { return ref_; }
+
+  // ---- control calls, mirrored into the reference model ----
+  void register_group(std::uint32_t r, GroupId g, std::span<const Rank> members) {
+    control(r).register_group(g, members);
+    ref_.group(g, members);
+  }
+  void register_group_everywhere(GroupId g, std::span<const Rank> members) {
+    for (Rank m : members) register_group(m.value, g, members);
+  }
+  ReceiveToken new_receive(std::uint32_t r) { return control(r).new_receive(); }
+  void bind(std::uint32_t r, ReceiveToken t, std::uint32_t src, QueueId q) {
+    control(r).bind_receive(t, Rank{src}, q);
+    ref_.bind(Rank{r}, t, Rank{src}, q);
+  }
+  void drop(std::uint32_t r, ReceiveToken t) {
+    control(r).drop_receive(t);
+    ref_.drop(Rank{r}, t);
+  }
+  SendToken reserve_send(std::uint32_t r, std::uint32_t dst, QueueId q) {
+    return control(r).reserve_send(Rank{dst}, q);
+  }
+
+  // ---- programs ----
+  Submitted submit(std::uint32_t r, const Prog& p, bool needs_reply = false) {
+    Node& n = *nodes_.at(r);
+    CallProgram cp;
+    cp.reset(Model::Example, p.call, ++n.event_seq);
+    if (p.clocked) cp.mark_clocked();
+    for (const Op& op : p.ops) cp.push(op);
+    n.engine->enqueue(cp, needs_reply);
+    ref_.program(Rank{r}, p);
+    Submitted s{n.event_seq, p.clocked ? static_cast<std::int64_t>(n.clocked++) : -1};
+    n.programs.push_back(ProgramInfo{s.event_seq, needs_reply, n.clocked});
+    return s;
+  }
+
+  // A standard or synchronous blocking send (Signal, plus WaitAck if sync).
+  Submitted send(std::uint32_t s, std::uint32_t d, QueueId q, bool sync = false,
+                 bool needs_reply = false) {
+    const SendToken t = reserve_send(s, d, q);
+    Prog p = Prog::clocked_call(10);
+    p.signal(Rank{d}, q, t.seq, sync);
+    if (sync) p.wait_ack(t);
+    return submit(s, p, needs_reply);
+  }
+  // The initiation of a non-blocking send; the token completes a synchronous one.
+  std::pair<Submitted, SendToken> isend(std::uint32_t s, std::uint32_t d, QueueId q,
+                                        bool sync = false) {
+    const SendToken t = reserve_send(s, d, q);
+    Prog p = Prog::clocked_call(11);
+    p.signal(Rank{d}, q, t.seq, sync);
+    return {submit(s, p), t};
+  }
+  Submitted wait_acks(std::uint32_t s, const std::vector<SendToken>& ts) {
+    Prog p = Prog::clocked_call(12);
+    for (const auto& t : ts) p.wait_ack(t);
+    return submit(s, p);
+  }
+  ReceiveToken post(std::uint32_t r, std::uint32_t src, QueueId q) {
+    const ReceiveToken t = new_receive(r);
+    bind(r, t, src, q);
+    return t;
+  }
+  // A blocking receive: merge, then answer a synchronous sender.
+  Submitted recv(std::uint32_t r, std::uint32_t src, QueueId q, bool needs_reply = false) {
+    const ReceiveToken t = post(r, src, q);
+    return submit(r, Prog::clocked_call(20).wait(t).snapshot(t), needs_reply);
+  }
+  // Posting a non-blocking receive: not clocked, answers with the clock of now.
+  ReceiveToken irecv(std::uint32_t r, std::uint32_t src, QueueId q) {
+    const ReceiveToken t = post(r, src, q);
+    submit(r, Prog::unclocked(21).snapshot(t));
+    return t;
+  }
+  Submitted wait_all(std::uint32_t r, const std::vector<ReceiveToken>& ts,
+                     bool needs_reply = false) {
+    Prog p = Prog::clocked_call(22);
+    for (auto t : ts) p.wait(t);
+    return submit(r, p, needs_reply);
+  }
+  Submitted collective(std::uint32_t r, const CollectiveRef& c, bool needs_reply = false) {
+    return submit(r, Prog::clocked_call(30).collective(c), needs_reply);
+  }
+  Submitted local(std::uint32_t r) { return submit(r, Prog::clocked_call(40)); }
+
+  // ---- driving ----
+  void run_all() {
+    for (auto& n : nodes_) n->engine->run();
+  }
+  bool step() {
+    if (!net_.deliver_one()) return false;
+    run_all();
+    return true;
+  }
+  // Runs until no message is in flight. Throws past `max` deliveries.
+  void drain(std::uint64_t max = 5'000'000) {
+    run_all();
+    std::uint64_t k = 0;
+    while (step())
+      if (++k > max) throw std::runtime_error("drain: more than " + std::to_string(max) + " messages");
+  }
+  bool all_idle() const {
+    for (const auto& n : nodes_)
+      if (!n->engine->idle()) return false;
+    return true;
+  }
+
+  // ---- checks ----
+  // "" if every engine recorded exactly the reference model's clocks.
+  std::string compare_with_reference() const {
+    std::vector<std::vector<Clock>> want;
+    try {
+      want = ref_.clocks();
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    for (std::uint32_t r = 0; r < size(); ++r) {
+      const auto& got = nodes_[r]->rec.calls;
+      for (std::size_t i = 0; i < std::max(got.size(), want[r].size()); ++i) {
+        const std::string where = "rank " + std::to_string(r) + " call " + std::to_string(i);
+        if (i >= got.size()) return where + ": not recorded (expected " + str(want[r][i]) + ")";
+        if (i >= want[r].size()) return where + ": unexpected call " + str(got[i].clock);
+        if (got[i].seq != i) return where + ": recorded with seq " + std::to_string(got[i].seq);
+        if (got[i].rank.value != r) return where + ": recorded with another rank";
+        if (got[i].clock != want[r][i])
+          return where + ": clock " + str(got[i].clock) + ", expected " + str(want[r][i]);
+      }
+    }
+    return "";
+  }
+
+  // "" if rank r's replies came in program order, only for programs that asked,
+  // and only once their program finished (all its clocked calls recorded).
+  std::string check_replies(std::uint32_t r) const {
+    const Node& n = *nodes_.at(r);
+    std::vector<const ProgramInfo*> wanted;
+    for (const auto& p : n.programs)
+      if (p.needs_reply) wanted.push_back(&p);
+    const auto& got = n.host->replies;
+    if (got.size() > wanted.size()) return "rank " + std::to_string(r) + ": too many replies";
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      if (got[i] != wanted[i]->event_seq)
+        return "rank " + std::to_string(r) + ": reply " + std::to_string(i) + " is for event " +
+               std::to_string(got[i]) + ", expected " + std::to_string(wanted[i]->event_seq);
+      if (n.rec.calls.size() < wanted[i]->clocked_through)
+        return "rank " + std::to_string(r) + ": event " + std::to_string(got[i]) +
+               " answered before its program finished";
+    }
+    if (n.engine->idle() && got.size() != wanted.size())
+      return "rank " + std::to_string(r) + ": idle with replies missing";
+    return "";
+  }
+  std::string check_all_replies() const {
+    for (std::uint32_t r = 0; r < size(); ++r)
+      if (auto e = check_replies(r); !e.empty()) return e;
+    return "";
+  }
+
+  // "" if rank r's engine holds no pooled clock, receive or collective state.
+  // Reads the engine's own diagnostics: the plugin is the vclock engine, whose
+  // class this test sees through its header.
+  std::string leaks(std::uint32_t r) const {
+    const auto& e = static_cast<const vclock::VclockEngine&>(*nodes_.at(r)->engine);
+    std::string out;
+    if (e.pooled_clocks_in_use() != 0)
+      out += " pooled clocks " + std::to_string(e.pooled_clocks_in_use());
+    if (e.live_receives() != 0) out += " receives " + std::to_string(e.live_receives());
+    if (e.live_collectives() != 0) out += " collectives " + std::to_string(e.live_collectives());
+    return out.empty() ? "" : "rank " + std::to_string(r) + " still holds" + out;
+  }
+  std::string check_no_leaks() const {
+    for (std::uint32_t r = 0; r < size(); ++r)
+      if (auto e = leaks(r); !e.empty()) return e;
+    return "";
+  }
+
+  // Everything at once, for the end of a scenario.
+  std::string check_finished() const {
+    if (!all_idle()) {
+      for (std::uint32_t r = 0; r < size(); ++r)
+        if (!nodes_[r]->engine->idle())
+          return "rank " + std::to_string(r) + " not idle, blocked on " +
+                 nodes_[r]->engine->blocked_on();
+    }
+    if (auto e = compare_with_reference(); !e.empty()) return e;
+    if (auto e = check_all_replies(); !e.empty()) return e;
+    return check_no_leaks();
+  }
+
+ private:
+  struct ProgramInfo {
+    std::uint64_t event_seq;
+    bool needs_reply;
+    std::uint64_t clocked_through;  // clocked calls up to and including this program
+  };
+  struct Node {
+    std::unique_ptr<SimTransport> transport;
+    std::unique_ptr<SimHost> host;
+    Plugin* plugin = nullptr;
+    ExchangeEngine* engine = nullptr;
+    Recorder rec;
+    std::uint64_t event_seq = 0;
+    std::uint64_t clocked = 0;
+    std::vector<ProgramInfo> programs;
+  };
+
+  Network net_;
+  ReferenceModel ref_;
+  LoadedPlugin lib_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+};
+
+}  // namespace vcx::sim

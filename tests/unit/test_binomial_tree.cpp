@@ -1,0 +1,123 @@
+// The binomial tree the collectives are built on: for every size and root it
+// must be a spanning tree of the group (every position reached exactly once
+// from the root), parent and child views must agree, and it must be shallow.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "../../modules/vclock/binomial_tree.h"
+
+using vcx::vclock::BinomialTree;
+
+namespace {
+
+std::uint32_t ceil_log2(std::uint32_t n) {
+  std::uint32_t d = 0;
+  while ((std::uint64_t{1} << d) < n) ++d;
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("binomial trees span the group for every size and root", "[binomial]") {
+  for (std::uint32_t size = 1; size <= 70; ++size) {
+    for (std::uint32_t root = 0; root < size; ++root) {
+      INFO("size=" << size << " root=" << root);
+      const BinomialTree tree(size, root);
+
+      // relative/absolute are inverse renumberings with the root at 0.
+      REQUIRE(tree.relative(root) == 0);
+      for (std::uint32_t p = 0; p < size; ++p) {
+        REQUIRE(tree.relative(p) < size);
+        REQUIRE(tree.absolute(tree.relative(p)) == p);
+      }
+
+      // Parents: none for the root, exactly one in range for everybody else.
+      std::vector<std::int64_t> parent(size, -1);
+      for (std::uint32_t p = 0; p < size; ++p) {
+        const auto par = tree.parent(p);
+        if (p == root) {
+          REQUIRE_FALSE(par.has_value());
+          continue;
+        }
+        REQUIRE(par.has_value());
+        REQUIRE(*par < size);
+        REQUIRE(*par != p);
+        parent[p] = *par;
+      }
+
+      // Children: each child names this node as parent, and every parent
+      // relation shows up as exactly one child entry.
+      std::vector<std::uint32_t> seen_as_child(size, 0);
+      for (std::uint32_t p = 0; p < size; ++p) {
+        std::uint32_t count = 0;
+        tree.for_each_child(p, [&](std::uint32_t c) {
+          REQUIRE(c < size);
+          REQUIRE(parent[c] == static_cast<std::int64_t>(p));
+          ++seen_as_child[c];
+          ++count;
+        });
+        REQUIRE(tree.child_count(p) == count);
+        REQUIRE(count <= ceil_log2(size));
+      }
+      for (std::uint32_t p = 0; p < size; ++p)
+        REQUIRE(seen_as_child[p] == (p == root ? 0u : 1u));
+
+      // Walking down from the root reaches every node once (connected and
+      // acyclic), never deeper than ceil(log2(size)).
+      std::vector<int> depth(size, -1);
+      std::vector<std::uint32_t> frontier{root};
+      depth[root] = 0;
+      std::uint32_t reached = 1;
+      while (!frontier.empty()) {
+        std::vector<std::uint32_t> next;
+        for (std::uint32_t p : frontier) {
+          tree.for_each_child(p, [&](std::uint32_t c) {
+            REQUIRE(depth[c] == -1);
+            depth[c] = depth[p] + 1;
+            ++reached;
+            next.push_back(c);
+          });
+        }
+        frontier.swap(next);
+      }
+      REQUIRE(reached == size);
+      for (std::uint32_t p = 0; p < size; ++p)
+        REQUIRE(depth[p] <= static_cast<int>(ceil_log2(size)));
+
+      // Following parents from any node ends at the root within the depth.
+      for (std::uint32_t p = 0; p < size; ++p) {
+        std::uint32_t at = p;
+        int steps = 0;
+        while (auto par = tree.parent(at)) {
+          at = *par;
+          REQUIRE(++steps <= static_cast<int>(ceil_log2(size)));
+        }
+        REQUIRE(at == root);
+        REQUIRE(steps == depth[p]);
+      }
+    }
+  }
+}
+
+TEST_CASE("the depth bound is reached: the tree is binomial, not a flat star", "[binomial]") {
+  // A star would pass the spanning checks but make the root a bottleneck.
+  for (std::uint32_t size : {2u, 8u, 33u, 64u, 70u}) {
+    const BinomialTree tree(size, size / 3);
+    int max_depth = 0;
+    for (std::uint32_t p = 0; p < size; ++p) {
+      int d = 0;
+      std::uint32_t at = p;
+      while (auto par = tree.parent(at)) {
+        at = *par;
+        ++d;
+      }
+      max_depth = std::max(max_depth, d);
+    }
+    INFO("size=" << size);
+    // A binomial tree over n nodes is exactly floor(log2(n)) deep.
+    CHECK(max_depth == static_cast<int>(ceil_log2(size + 1)) - 1);
+    CHECK(tree.child_count(size / 3) == ceil_log2(size));
+  }
+}

@@ -1,0 +1,146 @@
+// vcx-run's command line: the mpiexec-like split between launcher options and
+// the program, and the errors users get.
+#include <catch2/catch.hpp>
+
+#include "launcher/launcher.h"
+#include "launcher/options.h"
+
+using namespace vcx::launcher;
+
+namespace {
+ParseResult parse(std::vector<std::string> args) { return parse_command_line(args); }
+}  // namespace
+
+TEST_CASE("launcher options: the program and its arguments", "[launcher]") {
+  auto r = parse({"-n", "4", "./app", "a", "b"});
+  REQUIRE(r.ok());
+  CHECK(r.options.nprocs == 4);
+  CHECK(r.options.program == "./app");
+  CHECK(r.options.program_args == std::vector<std::string>{"a", "b"});
+  CHECK_FALSE(r.options.trace_dir);
+  CHECK_FALSE(r.options.no_stall);
+  CHECK_FALSE(r.options.verbose);
+  CHECK_FALSE(r.options.keep_session);
+}
+
+TEST_CASE("launcher options: spellings of the rank count", "[launcher]") {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"-n", "3", "p"},
+                                                                {"-np", "3", "p"},
+                                                                {"-n3", "p"},
+                                                                {"--np", "3", "p"},
+                                                                {"--np=3", "p"},
+                                                                {"-np=3", "p"}}) {
+    auto r = parse(args);
+    INFO(args[0]);
+    REQUIRE(r.ok());
+    CHECK(r.options.nprocs == 3);
+    CHECK(r.options.program == "p");
+  }
+}
+
+TEST_CASE("launcher options: everything after the program belongs to it", "[launcher]") {
+  auto r = parse({"-n", "2", "prog", "-n", "5", "--trace", "x", "--", "-v"});
+  REQUIRE(r.ok());
+  CHECK(r.options.nprocs == 2);
+  CHECK_FALSE(r.options.trace_dir);
+  CHECK_FALSE(r.options.verbose);
+  CHECK(r.options.program_args == std::vector<std::string>{"-n", "5", "--trace", "x", "--", "-v"});
+}
+
+TEST_CASE("launcher options: -- ends the launcher's options", "[launcher]") {
+  auto r = parse({"-n", "2", "-v", "--", "-weird", "-x", "--"});
+  REQUIRE(r.ok());
+  CHECK(r.options.verbose);
+  CHECK(r.options.program == "-weird");
+  CHECK(r.options.program_args == std::vector<std::string>{"-x", "--"});
+}
+
+TEST_CASE("launcher options: all flags", "[launcher]") {
+  auto r = parse({"-vn", "2", "--trace", "out", "--no-stall", "--modules", "race,matches",
+                  "--modules=extra", "--keep-session", "app"});
+  REQUIRE(r.ok());
+  CHECK(r.options.nprocs == 2);
+  CHECK(r.options.verbose);
+  CHECK(r.options.trace_dir == std::optional<std::string>("out"));
+  CHECK(r.options.no_stall);
+  CHECK(r.options.keep_session);
+  CHECK(r.options.extra_modules == std::vector<std::string>{"race", "matches", "extra"});
+  CHECK(module_list(r.options) ==
+        std::vector<std::string>{"vclock", "trace", "race", "matches", "extra"});
+}
+
+TEST_CASE("launcher options: module list", "[launcher]") {
+  auto r = parse({"-n", "1", "--modules", " trace , vclock,,race ", "app"});
+  REQUIRE(r.ok());
+  CHECK(module_list(r.options) == std::vector<std::string>{"vclock", "trace", "race"});
+  auto plain = parse({"-n", "1", "app"});
+  CHECK(module_list(plain.options) == std::vector<std::string>{"vclock"});
+}
+
+TEST_CASE("launcher options: help wins over everything else", "[launcher]") {
+  CHECK(parse({"--help"}).options.help);
+  CHECK(parse({"-h"}).options.help);
+  CHECK(parse({"-n", "x", "--bogus", "--help"}).options.help);
+  // After the program, --help is the program's.
+  auto r = parse({"-n", "2", "app", "--help"});
+  CHECK_FALSE(r.options.help);
+  CHECK(r.ok());
+  const std::string text = usage_text();
+  for (const char* word : {"--trace", "--no-stall", "--modules", "--keep-session", "--verbose",
+                           "-n", "64", "70", "127", "128+S", "VCX_START_TIMEOUT"})
+    CHECK(text.find(word) != std::string::npos);
+}
+
+TEST_CASE("launcher options: usage errors are one line", "[launcher]") {
+  struct Case {
+    std::vector<std::string> args;
+    const char* expected;
+  };
+  const std::vector<Case> cases{
+      {{}, "number of ranks is missing"},
+      {{"app"}, "number of ranks is missing"},
+      {{"app", "-n", "2"}, "options go before the program"},
+      {{"-n", "2"}, "no program given"},
+      {{"-n", "0", "app"}, "positive whole number"},
+      {{"-n", "-1", "app"}, ""},
+      {{"-n", "abc", "app"}, "not 'abc'"},
+      {{"-n", "2x", "app"}, "not '2x'"},
+      {{"-n", "99999999999", "app"}, "positive whole number"},
+      {{"--bogus", "-n", "2", "app"}, "--bogus"},
+      {{"-n", "2", "--trace"}, "--trace"},
+      {{"-n", "2", "--trace=", "app"}, "--trace"},
+      {{"-n", "2", "--modules", "a/b", "app"}, "not a module name"},
+      {{"-n", "2", "-n", "3", "app"}, "more than once"},
+      {{"-n", "2", "--no-stall=yes", "app"}, ""},
+  };
+  for (const auto& c : cases) {
+    auto r = parse(c.args);
+    INFO("args: " << (c.args.empty() ? std::string("(none)") : c.args[0]) << " ... -> " << r.error);
+    CHECK_FALSE(r.ok());
+    CHECK(r.error.find('\n') == std::string::npos);
+    CHECK(r.error.find(c.expected) != std::string::npos);
+  }
+}
+
+TEST_CASE("launcher options: seconds from the environment", "[launcher]") {
+  CHECK(parse_seconds("60") == std::optional<double>(60.0));
+  CHECK(parse_seconds(" 0.5 ") == std::optional<double>(0.5));
+  CHECK(parse_seconds("0") == std::optional<double>(0.0));
+  CHECK_FALSE(parse_seconds(""));
+  CHECK_FALSE(parse_seconds("abc"));
+  CHECK_FALSE(parse_seconds("5s"));
+  CHECK_FALSE(parse_seconds("-1"));
+  CHECK_FALSE(parse_seconds("inf"));
+  CHECK_FALSE(parse_seconds("nan"));
+
+  Timeouts t;
+  CHECK_FALSE(read_timeouts(Environment({"VCX_START_TIMEOUT=1.5", "VCX_STOP_TIMEOUT=2"}), &t));
+  CHECK(t.start.count() == 1500);
+  CHECK(t.stop.count() == 2000);
+  Timeouts d;
+  CHECK_FALSE(read_timeouts(Environment({"VCX_START_TIMEOUT="}), &d));
+  CHECK(d.start.count() == 60000);
+  auto err = read_timeouts(Environment({"VCX_STOP_TIMEOUT=soon"}), &d);
+  REQUIRE(err);
+  CHECK(err->find("VCX_STOP_TIMEOUT") != std::string::npos);
+}

@@ -1,0 +1,152 @@
+// The tool ranks' statistics files and vcx-run's summary of them.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "launcher/stats.h"
+
+using namespace vcx::launcher;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char buf[] = "/tmp/vcx-launcher-test-XXXXXX";
+    REQUIRE(::mkdtemp(buf) != nullptr);
+    path = buf;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  void file(const std::string& name, const std::string& text) const {
+    std::ofstream(path + "/" + name) << text;
+  }
+};
+
+std::string text_of(const JsonObject& o, const std::string& key) {
+  const auto it = o.find(key);
+  if (it == o.end()) return "<missing>";
+  if (const auto* n = std::get_if<JsonNumber>(&it->second)) return n->text;
+  if (const auto* s = std::get_if<std::string>(&it->second)) return *s;
+  if (const auto* b = std::get_if<bool>(&it->second)) return *b ? "true" : "false";
+  return "null";
+}
+
+}  // namespace
+
+TEST_CASE("launcher stats: the documented record", "[launcher]") {
+  std::string error;
+  auto o = parse_json_object(
+      R"({"rank":0,"events":123,"clocked_calls":45,"stall_ns":1000,"backpressure_ns":0,"app":"finalized"})",
+      &error);
+  REQUIRE(o);
+  const RankStats r = rank_stats_from(*o);
+  CHECK(r.rank == 0);
+  CHECK(r.events == 123);
+  CHECK(r.clocked_calls == 45);
+  CHECK(r.stall_ns == 1000);
+  CHECK(r.backpressure_ns == 0);
+  CHECK(r.app == "finalized");
+}
+
+TEST_CASE("launcher stats: lenient reading", "[launcher]") {
+  std::string error;
+  auto o = parse_json_object(
+      " {\n \"rank\" : 3 , \"extra\": {\"nested\": [1, {\"deep\": true}, \"]\"]},\n"
+      " \"events\": 18446744073709551615, \"stall_ns\": 2.5e3, \"clocked_calls\": -4,\n"
+      " \"app\": \"cr\\u0061shed\", \"flag\": false, \"none\": null, \"list\": [],\n"
+      " \"esc\": \"a\\\"b\\\\c\\n\\u00e9\\ud83d\\ude00\" }  trailing",
+      &error);
+  REQUIRE(o);
+  CHECK(text_of(*o, "extra") == "null");
+  CHECK(text_of(*o, "flag") == "false");
+  CHECK(text_of(*o, "esc") == "a\"b\\c\n\xC3\xA9\xF0\x9F\x98\x80");
+  const RankStats r = rank_stats_from(*o);
+  CHECK(r.rank == 3);
+  CHECK(r.events == 18446744073709551615ULL);
+  CHECK(r.stall_ns == 2500);
+  CHECK(r.clocked_calls == 0);
+  CHECK(r.app == "crashed");
+
+  // Wrong types and missing fields keep the defaults.
+  auto w = parse_json_object(R"({"rank":"one","events":"many","app":7})", &error);
+  REQUIRE(w);
+  const RankStats d = rank_stats_from(*w);
+  CHECK(d.rank == -1);
+  CHECK(d.events == 0);
+  CHECK(d.app.empty());
+  CHECK(parse_json_object("{}", &error));
+}
+
+TEST_CASE("launcher stats: broken files are reported, not fatal", "[launcher]") {
+  for (const char* bad : {"", "[]", "{", "{\"a\" 1}", "{\"a\":}", "{\"a\":1,}", "{\"a\":tru}",
+                          "{\"a\":\"unterminated}", "{\"a\":1 \"b\":2}", "{\"a\":\"\\q\"}"}) {
+    std::string error;
+    INFO(bad);
+    CHECK_FALSE(parse_json_object(bad, &error));
+    CHECK_FALSE(error.empty());
+  }
+  // Deep nesting is refused rather than overflowing the stack.
+  std::string deep = "{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  std::string error;
+  CHECK_FALSE(parse_json_object(deep, &error));
+}
+
+TEST_CASE("launcher stats: reading a session directory", "[launcher]") {
+  TempDir t;
+  t.file(
+      "stats-1.json",
+      R"({"rank":1,"events":1000,"clocked_calls":300,"stall_ns":1200000,"backpressure_ns":0,"app":"crashed"})");
+  t.file(
+      "stats-0.json",
+      R"({"rank":0,"events":234,"clocked_calls":45,"stall_ns":0,"backpressure_ns":500000,"app":"finalized"})");
+  t.file("stats-2.json", R"({"events":0,"app":"never-attached"})");  // rank from the name
+  t.file("stats-3.json", "garbage");
+  t.file("stats-x.json", "{}");  // not a rank file
+  t.file("other.json", "{}");
+
+  const StatsReport report = read_stats(t.path);
+  REQUIRE(report.ranks.size() == 3);
+  CHECK(report.ranks[0].rank == 0);
+  CHECK(report.ranks[1].rank == 1);
+  CHECK(report.ranks[2].rank == 2);
+  REQUIRE(report.problems.size() == 1);
+  CHECK(report.problems[0].find("stats-3.json") != std::string::npos);
+  CHECK(has_rank_trouble(report));
+
+  const auto lines = summary_lines(report, 5, std::string("/tr"));
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[0] ==
+        "3 of 5 ranks reported, 1234 events, 345 clocked calls, stall 1.2 ms total, "
+        "backpressure 0.5 ms; trace in /tr");
+  CHECK(lines[1] == "application rank 1 crashed");
+  CHECK(lines[2] == "application rank 2 never attached to its tool");
+  CHECK(lines[3] == "no statistics from tool ranks 3, 4");
+  CHECK(lines[4].find("stats-3.json") != std::string::npos);
+}
+
+TEST_CASE("launcher stats: summary of a clean run", "[launcher]") {
+  StatsReport report;
+  for (int r = 0; r < 4; ++r) report.ranks.push_back({r, 100, 10, 300'000, 0, "finalized"});
+  CHECK_FALSE(has_rank_trouble(report));
+  CHECK(summary_lines(report, 4, std::nullopt) ==
+        std::vector<std::string>{"4 ranks, 400 events, 40 clocked calls, stall 1.2 ms total"});
+
+  report.ranks[2].app = "crashed";
+  report.ranks[3].app = "crashed";
+  CHECK(summary_lines(report, 4, std::nullopt).at(1) == "application ranks 2, 3 crashed");
+
+  CHECK(summary_lines(StatsReport{}, 2, std::nullopt) ==
+        std::vector<std::string>{"2 ranks, no statistics from the tool job"});
+  CHECK(read_stats("/nonexistent-dir").ranks.empty());
+}
+
+TEST_CASE("launcher stats: durations", "[launcher]") {
+  CHECK(format_duration_ns(0) == "0.0 ms");
+  CHECK(format_duration_ns(1'234'567) == "1.2 ms");
+  CHECK(format_duration_ns(999'000'000) == "999.0 ms");
+  CHECK(format_duration_ns(3'400'000'000ULL) == "3.40 s");
+}

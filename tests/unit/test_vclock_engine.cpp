@@ -1,0 +1,736 @@
+// The vclock exchange engine, black box through the built plugin: several
+// engines (one per simulated rank) exchange real tool messages over an
+// in-memory network that reorders across pairs (seeded), and the clocks they
+// record are compared with exact expectations and with a sequential
+// reference model of the rules (support/engine_sim.h).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/engine_sim.h"
+
+using namespace vcx;
+using namespace vcx::sim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr QueueId kQ{7, 0};
+constexpr QueueId kQ2{7, 1};
+constexpr GroupId kWorld{0xabcdef};
+
+std::vector<Rank> ranks(std::initializer_list<std::uint32_t> v) {
+  std::vector<Rank> out;
+  for (auto x : v) out.push_back(Rank{x});
+  return out;
+}
+std::vector<Rank> all_ranks(std::uint32_t n) {
+  std::vector<Rank> out;
+  for (std::uint32_t r = 0; r < n; ++r) out.push_back(Rank{r});
+  return out;
+}
+
+const Clock& clock_of(const EngineSim& sim, std::uint32_t r, std::int64_t call) {
+  return sim.calls(r).at(static_cast<std::size_t>(call)).clock;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// The plugin itself
+
+TEST_CASE("vclock plugin: creates an engine, refuses a world of size 0", "[engine]") {
+  LoadedPlugin lib = load_plugin(VCX_PLUGIN_DIR, PluginKind::Engine, "vclock");
+  Network net(1, 1);
+  SimTransport t(net, Rank{0}, 0);
+  SimHost empty(Rank{0}, 0, t);
+  std::string err;
+  CHECK(lib.descriptor->create(empty, &err) == nullptr);
+  CHECK_THAT(err, Contains("size"));
+
+  SimHost host(Rank{0}, 1, t);
+  Plugin* p = lib.descriptor->create(host, &err);
+  REQUIRE(p != nullptr);
+  CHECK(p->engine() != nullptr);
+  CHECK(p->translator() == nullptr);
+  CHECK(p->engine()->idle());
+  CHECK(p->engine()->clock().size() == 1);
+  CHECK(p->engine()->clocked_calls() == 0);
+  delete p;
+  unload_plugin(lib);
+}
+
+// ---------------------------------------------------------------------------
+// DESIGN §3.1 worked example
+
+TEST_CASE("engine: the worked example of DESIGN 3.1, under many delivery orders", "[engine]") {
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    INFO("delivery seed " << seed);
+    EngineSim sim(3, seed);
+    sim.register_group_everywhere(kWorld, all_ranks(3));
+    const auto r0_send = sim.send(0, 1, kQ);
+    const auto r1_recv = sim.recv(1, 0, kQ, true);  // posted ANY, resolved to 0
+    const auto r1_ssend = sim.send(1, 2, kQ, /*sync=*/true, true);
+    const auto r2_recv = sim.recv(2, 1, kQ, true);
+    const CollectiveRef barrier = coll(kWorld, 1);
+    const auto b0 = sim.collective(0, barrier, true);
+    const auto b1 = sim.collective(1, barrier, true);
+    const auto b2 = sim.collective(2, barrier, true);
+    sim.drain();
+    REQUIRE(sim.check_finished() == "");
+
+    CHECK(clock_of(sim, 0, r0_send.call_index) == Clock{1, 0, 0});
+    CHECK(clock_of(sim, 1, r1_recv.call_index) == Clock{1, 1, 0});
+    CHECK(clock_of(sim, 1, r1_ssend.call_index) == Clock{1, 2, 1});
+    CHECK(clock_of(sim, 2, r2_recv.call_index) == Clock{1, 2, 1});
+    CHECK(clock_of(sim, 0, b0.call_index) == Clock{2, 3, 2});
+    CHECK(clock_of(sim, 1, b1.call_index) == Clock{2, 3, 2});
+    CHECK(clock_of(sim, 2, b2.call_index) == Clock{2, 3, 2});
+    for (std::uint32_t r = 0; r < 3; ++r) CHECK(Clock(sim.engine(r).clock().begin(),
+                                                      sim.engine(r).clock().end()) ==
+                                                Clock{2, 3, 2});
+
+    // What the observers are told besides the clock.
+    const auto& send = sim.calls(0).at(0);
+    CHECK(send.peers == ranks({1}));
+    CHECK(send.queue == kQ);
+    CHECK(send.group == GroupId{});
+    CHECK(sim.calls(1).at(0).peers == ranks({0}));
+    CHECK(sim.calls(2).at(1).group == kWorld);
+    CHECK(sim.calls(2).at(1).name == sim.host(2).call_name(static_cast<std::uint8_t>(Model::Example), 30));
+    CHECK(sim.engine(1).clocked_calls() == 3);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Point-to-point
+
+TEST_CASE("engine: FIFO per queue; binds in posting order, waits out of order", "[engine]") {
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    INFO("delivery seed " << seed);
+    EngineSim sim(2, seed);
+    // Rank 1 posts three receives on kQ and one on kQ2 first, bound in that order.
+    const ReceiveToken a = sim.irecv(1, 0, kQ);
+    const ReceiveToken b = sim.irecv(1, 0, kQ);
+    const ReceiveToken c = sim.irecv(1, 0, kQ);
+    const ReceiveToken d = sim.irecv(1, 0, kQ2);
+    // Rank 0 sends on kQ, kQ2, kQ, kQ with local work in between: distinct clocks.
+    sim.send(0, 1, kQ);   // [1,0]  -> a
+    sim.local(0);         // [2,0]
+    sim.send(0, 1, kQ2);  // [3,0]  -> d
+    sim.send(0, 1, kQ);   // [4,0]  -> b
+    sim.local(0);         // [5,0]
+    sim.send(0, 1, kQ);   // [6,0]  -> c
+    // Rank 1 completes them in the order b, a, d, c.
+    const auto wb = sim.wait_all(1, {b});
+    const auto wa = sim.wait_all(1, {a});
+    const auto wd = sim.wait_all(1, {d});
+    const auto wc = sim.wait_all(1, {c});
+    sim.drain();
+    REQUIRE(sim.check_finished() == "");
+    CHECK(clock_of(sim, 1, wb.call_index) == Clock{4, 1});
+    CHECK(clock_of(sim, 1, wa.call_index) == Clock{4, 2});
+    CHECK(clock_of(sim, 1, wd.call_index) == Clock{4, 3});
+    CHECK(clock_of(sim, 1, wc.call_index) == Clock{6, 4});
+  }
+}
+
+TEST_CASE("engine: the receive's queue position, not arrival order, picks the signal",
+          "[engine]") {
+  // Signals on the same queue from two sources and on two queues from one
+  // source arrive in any interleaving; each wait still merges its own.
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    INFO("delivery seed " << seed);
+    EngineSim sim(3, seed);
+    std::vector<ReceiveToken> from0, from2;
+    for (int i = 0; i < 4; ++i) from0.push_back(sim.irecv(1, 0, i % 2 ? kQ2 : kQ));
+    for (int i = 0; i < 4; ++i) from2.push_back(sim.irecv(1, 2, kQ));
+    for (int i = 0; i < 4; ++i) {
+      sim.send(0, 1, i % 2 ? kQ2 : kQ);
+      sim.send(2, 1, kQ);
+      sim.local(2);
+    }
+    std::vector<ReceiveToken> all = from0;
+    all.insert(all.end(), from2.begin(), from2.end());
+    std::mt19937_64 rng(seed);
+    std::shuffle(all.begin(), all.end(), rng);
+    for (auto t : all) sim.wait_all(1, {t});
+    sim.drain();
+    REQUIRE(sim.check_finished() == "");
+  }
+}
+
+TEST_CASE("engine: a wait on a receive bound later blocks, must not stall, then completes",
+          "[engine]") {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    INFO("delivery seed " << seed);
+    EngineSim sim(2, seed);
+    sim.send(0, 1, kQ);
+    sim.send(0, 1, kQ);
+    // Rank 1: a blocking wildcard receive whose source is not known yet.
+    const ReceiveToken t = sim.new_receive(1);
+    sim.control(1).set_unresolved_receives(true);
+    const auto first = sim.submit(1, Prog::clocked_call(20).wait(t).snapshot(t), true);
+    const auto later = sim.submit(1, Prog::unclocked(3), true);  // no ops, still ordered
+    sim.drain();
+
+    CHECK_FALSE(sim.engine(1).idle());
+    CHECK(sim.engine(1).must_not_stall());
+    CHECK_THAT(sim.engine(1).blocked_on(), Contains("not known yet"));
+    CHECK(sim.host(1).replies.empty());  // neither the blocked program nor the one after it
+    CHECK(sim.calls(1).empty());
+    CHECK(sim.check_replies(1) == "");
+
+    sim.bind(1, t, 0, kQ);
+    sim.control(1).set_unresolved_receives(false);
+    CHECK_FALSE(sim.engine(1).must_not_stall());
+    const ReceiveToken t2 = sim.post(1, 0, kQ);
+    sim.submit(1, Prog::clocked_call(20).wait(t2).snapshot(t2), true);
+    sim.drain();
+    REQUIRE(sim.check_finished() == "");
+    CHECK(sim.host(1).replies == std::vector<std::uint64_t>{first.event_seq, later.event_seq, 3});
+    CHECK(sim.calls(1).at(0).clock == Clock{1, 1});
+    CHECK(sim.calls(1).at(1).clock == Clock{2, 2});
+  }
+}
+
+TEST_CASE("engine: a wait for a signal not yet sent blocks but may stall", "[engine]") {
+  EngineSim sim(2, 5);
+  const auto w = sim.recv(1, 0, kQ, true);
+  sim.drain();
+  CHECK_FALSE(sim.engine(1).idle());
+  CHECK_FALSE(sim.engine(1).must_not_stall());  // bound: the signal will come
+  CHECK_THAT(sim.engine(1).blocked_on(), Contains("rank 0"));
+  CHECK(sim.host(1).replies.empty());
+  sim.send(0, 1, kQ);
+  sim.drain();
+  REQUIRE(sim.check_finished() == "");
+  CHECK(sim.host(1).replies == std::vector<std::uint64_t>{w.event_seq});
+  CHECK(clock_of(sim, 1, w.call_index) == Clock{1, 1});
+}
+
+TEST_CASE("engine: a synchronous sender waiting on an unresolved receive makes must_not_stall",
+          "[engine]") {
+  EngineSim sim(2, 3);
+  // Rank 1 has a receive whose position is not known; its engine has nothing queued.
+  const ReceiveToken t = sim.new_receive(1);
+  sim.control(1).set_unresolved_receives(true);
+  const auto ss = sim.send(0, 1, kQ, /*sync=*/true, true);
+  sim.drain();
+  CHECK(sim.engine(1).idle());
+  CHECK_FALSE(sim.engine(0).idle());  // waits for the answer
+  CHECK_THAT(sim.engine(0).blocked_on(), Contains("rank 1"));
+  CHECK(sim.engine(1).must_not_stall());
+  sim.control(1).set_unresolved_receives(false);
+  CHECK_FALSE(sim.engine(1).must_not_stall());
+  sim.control(1).set_unresolved_receives(true);
+  CHECK(sim.engine(1).must_not_stall());
+
+  // Binding the receive removes the reason, even while still unresolved elsewhere.
+  sim.bind(1, t, 0, kQ);
+  CHECK_FALSE(sim.engine(1).must_not_stall());
+  sim.control(1).set_unresolved_receives(false);
+  sim.submit(1, Prog::clocked_call(20).wait(t).snapshot(t));
+  sim.drain();
+  REQUIRE(sim.check_finished() == "");
+  CHECK(clock_of(sim, 0, ss.call_index) == Clock{1, 1});
+  CHECK(sim.calls(1).at(0).clock == Clock{1, 1});
+}
+
+TEST_CASE("engine: a synchronous send answered by blocking and by non-blocking receives",
+          "[engine]") {
+  SECTION("blocking receive: the answer is the clock after the receive's merge") {
+    for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+      INFO("delivery seed " << seed);
+      EngineSim sim(2, seed);
+      const auto [is, tok] = sim.isend(0, 1, kQ, /*sync=*/true);  // [1,0]
+      sim.local(1);                                               // [0,1]
+      sim.local(1);                                               // [0,2]
+      const auto rv = sim.recv(1, 0, kQ);                         // [1,3], answers it
+      const auto done = sim.wait_acks(0, {tok});                  // [2,0] + [1,3]
+      sim.drain();
+      REQUIRE(sim.check_finished() == "");
+      CHECK(clock_of(sim, 1, rv.call_index) == Clock{1, 3});
+      CHECK(clock_of(sim, 0, done.call_index) == Clock{2, 3});
+    }
+  }
+  SECTION("non-blocking receive: the answer is the clock at posting") {
+    for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+      INFO("delivery seed " << seed);
+      EngineSim sim(2, seed);
+      const auto [is, tok] = sim.isend(0, 1, kQ, /*sync=*/true);  // [1,0]
+      sim.local(1);                                               // [0,1]
+      const ReceiveToken r = sim.irecv(1, 0, kQ);                 // snapshot [0,1]
+      sim.local(1);                                               // [0,2]
+      const auto w = sim.wait_all(1, {r});                        // [1,3]
+      const auto done = sim.wait_acks(0, {tok});                  // [2,0] + [0,1]
+      sim.drain();
+      REQUIRE(sim.check_finished() == "");
+      CHECK(clock_of(sim, 1, w.call_index) == Clock{1, 3});
+      CHECK(clock_of(sim, 0, done.call_index) == Clock{2, 1});
+    }
+  }
+  SECTION("non-blocking wildcard receive bound only after its snapshot") {
+    for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+      INFO("delivery seed " << seed);
+      EngineSim sim(2, seed);
+      const auto [is, tok] = sim.isend(0, 1, kQ, /*sync=*/true);
+      sim.local(1);                                    // [0,1]
+      const ReceiveToken r = sim.new_receive(1);       // ANY: not bound at posting
+      sim.submit(1, Prog::unclocked(21).snapshot(r));  // snapshot [0,1]
+      sim.local(1);                                    // [0,2]
+      sim.drain();
+      sim.bind(1, r, 0, kQ);  // status known at completion
+      const auto w = sim.wait_all(1, {r});
+      const auto done = sim.wait_acks(0, {tok});
+      sim.drain();
+      REQUIRE(sim.check_finished() == "");
+      CHECK(clock_of(sim, 1, w.call_index) == Clock{1, 3});
+      CHECK(clock_of(sim, 0, done.call_index) == Clock{2, 1});
+    }
+  }
+  SECTION("blocking synchronous send completes only with the answer") {
+    for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+      INFO("delivery seed " << seed);
+      EngineSim sim(2, seed);
+      const auto ss = sim.send(0, 1, kQ, /*sync=*/true, true);
+      sim.drain();
+      CHECK(sim.host(0).replies.empty());
+      CHECK_FALSE(sim.engine(0).idle());
+      const auto rv = sim.recv(1, 0, kQ);
+      sim.drain();
+      REQUIRE(sim.check_finished() == "");
+      CHECK(sim.host(0).replies == std::vector<std::uint64_t>{ss.event_seq});
+      CHECK(clock_of(sim, 0, ss.call_index) == Clock{1, 1});
+      CHECK(clock_of(sim, 1, rv.call_index) == Clock{1, 1});
+    }
+  }
+}
+
+TEST_CASE("engine: dropped receives release what they hold", "[engine]") {
+  EngineSim sim(2, 1);
+  // Posted as a wildcard (snapshot taken, never bound), then cancelled.
+  const ReceiveToken a = sim.new_receive(1);
+  sim.submit(1, Prog::unclocked(21).snapshot(a));
+  // Never even snapshotted.
+  const ReceiveToken b = sim.new_receive(1);
+  sim.drain();
+  sim.drop(1, a);
+  sim.drop(1, b);
+  // A wait on a dropped receive has nothing to wait for.
+  const auto w = sim.wait_all(1, {a});
+  // The queue is untouched: the next receive gets the first signal.
+  sim.send(0, 1, kQ);
+  const auto r = sim.recv(1, 0, kQ);
+  sim.drain();
+  REQUIRE(sim.check_finished() == "");
+  CHECK(clock_of(sim, 1, w.call_index) == Clock{0, 1});
+  CHECK(clock_of(sim, 1, r.call_index) == Clock{1, 2});
+}
+
+TEST_CASE("engine: replies follow program order and wait for their program", "[engine]") {
+  EngineSim sim(2, 9);
+  const ReceiveToken t = sim.post(1, 0, kQ);
+  const auto a = sim.submit(1, Prog::clocked_call(20).wait(t).snapshot(t), true);
+  const auto b = sim.submit(1, Prog::unclocked(4), true);
+  sim.submit(1, Prog::clocked_call(5), false);
+  const auto d = sim.submit(1, Prog::unclocked(6), true);
+  sim.drain();
+  CHECK(sim.host(1).replies.empty());
+  CHECK(sim.check_replies(1) == "");
+  sim.send(0, 1, kQ);
+  sim.drain();
+  REQUIRE(sim.check_finished() == "");
+  CHECK(sim.host(1).replies == std::vector<std::uint64_t>{a.event_seq, b.event_seq, d.event_seq});
+  // Unclocked programs neither tick nor appear among the clocked calls.
+  REQUIRE(sim.calls(1).size() == 2);
+  CHECK(sim.calls(1)[0].clock == Clock{1, 1});
+  CHECK(sim.calls(1)[1].clock == Clock{1, 2});
+  CHECK(sim.calls(1)[1].seq == 1);
+  CHECK(sim.engine(1).clocked_calls() == 2);
+}
+
+TEST_CASE("engine: random point-to-point traffic matches the reference model", "[engine]") {
+  for (std::uint64_t scenario = 1; scenario <= 80; ++scenario) {
+    std::mt19937_64 gen(scenario * 7919);
+    const std::uint32_t n = 2 + gen() % 5;
+    const int steps = 40 + static_cast<int>(gen() % 40);
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+      INFO("scenario " << scenario << " seed " << seed);
+      std::mt19937_64 rng(scenario);  // same programs for every delivery order
+      EngineSim sim(n, seed);
+      std::vector<std::vector<ReceiveToken>> pending(n);
+      std::vector<std::vector<SendToken>> acks(n);
+      for (int s = 0; s < steps; ++s) {
+        const auto src = static_cast<std::uint32_t>(rng() % n);
+        auto dst = static_cast<std::uint32_t>(rng() % (n - 1));
+        if (dst >= src) ++dst;
+        const QueueId q = rng() % 2 ? kQ : kQ2;
+        const bool sync = rng() % 3 == 0;
+        const bool nb_recv = rng() % 2;
+        const bool nb_send = rng() % 2;
+        ReceiveToken rt;
+        if (nb_recv) rt = sim.irecv(dst, src, q);  // posted before the send
+        if (nb_send) {
+          auto [sub, tok] = sim.isend(src, dst, q, sync);
+          if (sync) acks[src].push_back(tok);
+        } else {
+          sim.send(src, dst, q, sync, rng() % 2);
+        }
+        if (nb_recv) {
+          pending[dst].push_back(rt);
+        } else {
+          sim.recv(dst, src, q, rng() % 2);
+        }
+        // Now and then somebody completes some of its pending requests, in any order.
+        const auto who = static_cast<std::uint32_t>(rng() % n);
+        if (rng() % 3 == 0 && !pending[who].empty()) {
+          std::shuffle(pending[who].begin(), pending[who].end(), rng);
+          const std::size_t k = 1 + rng() % pending[who].size();
+          std::vector<ReceiveToken> done(pending[who].begin(), pending[who].begin() + k);
+          pending[who].erase(pending[who].begin(), pending[who].begin() + k);
+          sim.wait_all(who, done, rng() % 2);
+        }
+        if (rng() % 3 == 0 && !acks[who].empty()) {
+          sim.wait_acks(who, acks[who]);
+          acks[who].clear();
+        }
+        if (rng() % 4 == 0) sim.local(who);
+        // Interleave deliveries with submissions, as a live tool does.
+        for (int k = static_cast<int>(rng() % 4); k > 0 && sim.step(); --k) {
+        }
+      }
+      for (std::uint32_t r = 0; r < n; ++r) {
+        if (!pending[r].empty()) sim.wait_all(r, pending[r]);
+        if (!acks[r].empty()) sim.wait_acks(r, acks[r]);
+      }
+      sim.drain();
+      REQUIRE(sim.check_finished() == "");
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Collectives
+
+TEST_CASE("engine: one-to-all and all-to-one over a group in its own order", "[engine]") {
+  // Group order differs from world order, and the root is not first.
+  const std::vector<Rank> members = ranks({2, 0, 3, 1});
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    INFO("delivery seed " << seed);
+    EngineSim sim(5, seed);
+    const GroupId g{42};
+    sim.register_group_everywhere(g, members);
+    // Distinct prior clocks: rank r does r local calls; rank 4 is not a member.
+    for (std::uint32_t r = 0; r < 5; ++r)
+      for (std::uint32_t k = 0; k < r; ++k) sim.local(r);
+    // Rank 4's knowledge reaches rank 1 (a member) before the collectives.
+    sim.send(4, 1, kQ);  // rank 4: [0,0,0,0,5]
+    sim.recv(1, 4, kQ);  // rank 1: [0,2,0,0,5]
+
+    const CollectiveRef bcast = coll(g, 1, CollectiveKind::OneToAll, Rank{3});
+    std::vector<EngineSim::Submitted> b(4);
+    for (Rank m : members) b[m.value] = sim.collective(m.value, bcast);
+    const CollectiveRef reduce = coll(g, 2, CollectiveKind::AllToOne, Rank{1});
+    std::vector<EngineSim::Submitted> red(4);
+    for (Rank m : members) red[m.value] = sim.collective(m.value, reduce);
+    sim.drain();
+    REQUIRE(sim.check_finished() == "");
+
+    // Bcast: every member merges the root's post-tick clock [0,0,0,4,0].
+    CHECK(clock_of(sim, 3, b[3].call_index) == Clock{0, 0, 0, 4, 0});
+    CHECK(clock_of(sim, 0, b[0].call_index) == Clock{1, 0, 0, 4, 0});
+    CHECK(clock_of(sim, 1, b[1].call_index) == Clock{0, 3, 0, 4, 5});
+    CHECK(clock_of(sim, 2, b[2].call_index) == Clock{0, 0, 3, 4, 0});
+    // Reduce to rank 1: the root merges every member's post-tick clock,
+    // the others only tick.
+    CHECK(clock_of(sim, 0, red[0].call_index) == Clock{2, 0, 0, 4, 0});
+    CHECK(clock_of(sim, 2, red[2].call_index) == Clock{0, 0, 4, 4, 0});
+    CHECK(clock_of(sim, 3, red[3].call_index) == Clock{0, 0, 0, 5, 0});
+    CHECK(clock_of(sim, 1, red[1].call_index) == Clock{2, 4, 4, 5, 5});
+  }
+}
+
+namespace {
+
+// A random job: point-to-point traffic and blocking collectives over random,
+// overlapping groups, generated as one sequential schedule (so it cannot
+// deadlock) and replayed identically under different delivery orders.
+struct CollStep {
+  std::uint32_t group;  // index into the scenario's groups
+  CollectiveRef ref;
+};
+struct P2PStep {
+  std::uint32_t src, dst;
+  QueueId q;
+  bool sync;
+};
+struct Step {
+  bool is_coll;
+  CollStep c;
+  P2PStep p;
+};
+struct Scenario {
+  std::uint32_t n;
+  std::vector<std::vector<Rank>> groups;
+  std::vector<GroupId> ids;
+  std::vector<Step> steps;
+};
+
+Scenario make_scenario(std::uint64_t seed, std::uint32_t max_n, bool allow_single_reduce) {
+  std::mt19937_64 rng(seed);
+  Scenario s;
+  s.n = 2 + static_cast<std::uint32_t>(rng() % (max_n - 1));
+  const std::uint32_t ngroups = 1 + static_cast<std::uint32_t>(rng() % 4);
+  for (std::uint32_t g = 0; g < ngroups; ++g) {
+    std::vector<Rank> all = all_ranks(s.n);
+    std::shuffle(all.begin(), all.end(), rng);
+    const std::size_t size = 1 + rng() % s.n;
+    all.resize(size);
+    s.groups.push_back(all);
+    s.ids.push_back(GroupId{0x1000 + seed * 16 + g});
+  }
+  std::vector<std::uint64_t> instance(ngroups, 0);
+  const int steps = 20 + static_cast<int>(rng() % 30);
+  for (int i = 0; i < steps; ++i) {
+    Step st{};
+    st.is_coll = rng() % 5 < 2;
+    if (st.is_coll) {
+      const auto g = static_cast<std::uint32_t>(rng() % ngroups);
+      const auto& members = s.groups[g];
+      auto kind = static_cast<CollectiveKind>(rng() % 3);
+      if (kind == CollectiveKind::AllToOne && members.size() == 1 && !allow_single_reduce)
+        kind = CollectiveKind::AllToAll;
+      st.c.group = g;
+      st.c.ref = coll(s.ids[g], ++instance[g], kind, members[rng() % members.size()]);
+    } else {
+      st.p.src = static_cast<std::uint32_t>(rng() % s.n);
+      st.p.dst = static_cast<std::uint32_t>(rng() % (s.n - 1));
+      if (st.p.dst >= st.p.src) ++st.p.dst;
+      st.p.q = rng() % 2 ? kQ : kQ2;
+      st.p.sync = rng() % 4 == 0;
+    }
+    s.steps.push_back(st);
+  }
+  return s;
+}
+
+// Replays the scenario; returns, per step, each participant's call index.
+std::vector<std::vector<std::int64_t>> replay(EngineSim& sim, const Scenario& s,
+                                              std::uint64_t seed) {
+  std::mt19937_64 rng(seed);  // submission interleaving with deliveries
+  for (std::size_t g = 0; g < s.groups.size(); ++g) sim.register_group_everywhere(s.ids[g], s.groups[g]);
+  std::vector<std::vector<std::int64_t>> idx;
+  for (const Step& st : s.steps) {
+    std::vector<std::int64_t> row(s.n, -1);
+    if (st.is_coll) {
+      for (Rank m : s.groups[st.c.group]) row[m.value] = sim.collective(m.value, st.c.ref).call_index;
+    } else {
+      row[st.p.src] = sim.send(st.p.src, st.p.dst, st.p.q, st.p.sync).call_index;
+      row[st.p.dst] = sim.recv(st.p.dst, st.p.src, st.p.q).call_index;
+    }
+    idx.push_back(row);
+    for (int k = static_cast<int>(rng() % 6); k > 0 && sim.step(); --k) {
+    }
+  }
+  return idx;
+}
+
+// All-to-all result, computed from the engines' own records: the element-wise
+// max of all members' clocks right after their tick (a full max-allreduce).
+std::string check_all_to_all(const EngineSim& sim, const Scenario& s,
+                             const std::vector<std::vector<std::int64_t>>& idx) {
+  for (std::size_t i = 0; i < s.steps.size(); ++i) {
+    const Step& st = s.steps[i];
+    if (!st.is_coll || st.c.ref.kind != CollectiveKind::AllToAll) continue;
+    Clock want(s.n, 0);
+    for (Rank m : s.groups[st.c.group]) {
+      const std::int64_t k = idx[i][m.value];
+      Clock before = k == 0 ? Clock(s.n, 0) : sim.calls(m.value).at(k - 1).clock;
+      ++before[m.value];
+      for (std::uint32_t e = 0; e < s.n; ++e) want[e] = std::max(want[e], before[e]);
+    }
+    for (Rank m : s.groups[st.c.group]) {
+      const Clock& got = sim.calls(m.value).at(idx[i][m.value]).clock;
+      if (got != want)
+        return "step " + std::to_string(i) + " rank " + std::to_string(m.value) + ": " + str(got) +
+               " instead of the max-allreduce " + str(want);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("engine: random collectives over random groups equal a full max-exchange",
+          "[engine][collective]") {
+  int all_to_all_seen = 0, singles = 0;
+  for (std::uint64_t scenario = 1; scenario <= 150; ++scenario) {
+    const Scenario s = make_scenario(scenario, 12, /*allow_single_reduce=*/false);
+    for (const auto& g : s.groups) singles += g.size() == 1;
+    for (const auto& st : s.steps) all_to_all_seen += st.is_coll && st.c.ref.kind == CollectiveKind::AllToAll;
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+      INFO("scenario " << scenario << " (n=" << s.n << ", " << s.groups.size()
+                       << " groups) delivery seed " << seed);
+      EngineSim sim(s.n, scenario * 1000 + seed);
+      const auto idx = replay(sim, s, seed);
+      sim.drain();
+      REQUIRE(sim.check_finished() == "");
+      REQUIRE(check_all_to_all(sim, s, idx) == "");
+    }
+  }
+  // The generator really produced what this test is about.
+  CHECK(all_to_all_seen > 200);
+  CHECK(singles > 0);
+}
+
+TEST_CASE("engine: overlapping groups with interleaved instances", "[engine][collective]") {
+  // Two overlapping groups; instances of both are interleaved differently on
+  // the shared members (legal: each group's own order is the same everywhere).
+  const GroupId ga{100}, gb{200};
+  const std::vector<Rank> a = ranks({0, 1, 2, 3});
+  const std::vector<Rank> b = ranks({3, 2, 4, 5});
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    INFO("delivery seed " << seed);
+    EngineSim sim(6, seed);
+    sim.register_group_everywhere(ga, a);
+    sim.register_group_everywhere(gb, b);
+    for (std::uint32_t r = 0; r < 6; ++r)
+      for (std::uint32_t k = 0; k <= r; ++k) sim.local(r);
+    // Ranks 2 and 3 are in both groups and call A#1 and B#1 in opposite
+    // orders (B#1 is an all-to-one: non-roots do not wait, so no deadlock).
+    for (Rank m : a) {
+      if (m.value == 2 || m.value == 3) continue;
+      sim.collective(m.value, coll(ga, 1));
+      sim.collective(m.value, coll(ga, 2, CollectiveKind::OneToAll, Rank{1}));
+    }
+    for (Rank m : b) {
+      if (m.value == 2 || m.value == 3) continue;
+      sim.collective(m.value, coll(gb, 1, CollectiveKind::AllToOne, Rank{4}));
+      sim.collective(m.value, coll(gb, 2));
+    }
+    sim.collective(2, coll(ga, 1));
+    sim.collective(2, coll(gb, 1, CollectiveKind::AllToOne, Rank{4}));
+    sim.collective(2, coll(ga, 2, CollectiveKind::OneToAll, Rank{1}));
+    sim.collective(2, coll(gb, 2));
+    sim.collective(3, coll(gb, 1, CollectiveKind::AllToOne, Rank{4}));
+    sim.collective(3, coll(ga, 1));
+    sim.collective(3, coll(ga, 2, CollectiveKind::OneToAll, Rank{1}));
+    sim.collective(3, coll(gb, 2));
+    sim.drain();
+    REQUIRE(sim.check_finished() == "");
+  }
+}
+
+TEST_CASE("engine: collective messages that arrive before the group is registered",
+          "[engine][collective]") {
+  const GroupId g{77};
+  const std::vector<Rank> members = ranks({0, 1, 2, 3});
+  struct Case {
+    const char* name;
+    CollectiveKind kind;
+    Rank root;
+  };
+  // Rank 0 is the tree root for all-to-all (position 0), the root of the
+  // all-to-one, and a leaf receiving the one-to-all's result from root 1.
+  for (const Case c : {Case{"all-to-all", CollectiveKind::AllToAll, Rank{0}},
+                       Case{"all-to-one", CollectiveKind::AllToOne, Rank{0}},
+                       Case{"one-to-all", CollectiveKind::OneToAll, Rank{1}}}) {
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+      INFO(c.name << " delivery seed " << seed);
+      EngineSim sim(4, seed);
+      for (std::uint32_t r = 1; r < 4; ++r) {
+        sim.register_group(r, g, members);
+        sim.local(r);
+        sim.collective(r, coll(g, 1, c.kind, c.root));
+      }
+      const std::uint64_t sent_before = sim.net().sent();
+      sim.drain();  // rank 0 receives its messages with the group unknown
+      CHECK(sim.net().sent() > sent_before);
+      CHECK(sim.engine(0).idle());
+      sim.local(0);
+      sim.register_group(0, g, members);
+      sim.collective(0, coll(g, 1, c.kind, c.root));
+      sim.drain();
+      REQUIRE(sim.check_finished() == "");
+    }
+  }
+}
+
+TEST_CASE("engine: registering a group again must name the same members", "[engine]") {
+  EngineSim sim(3, 1);
+  const GroupId g{5};
+  sim.register_group(0, g, ranks({0, 1}));
+  CHECK_NOTHROW(sim.control(0).register_group(g, ranks({0, 1})));
+  CHECK_THROWS_AS(sim.control(0).register_group(g, ranks({0, 2})), SimFatal);
+  CHECK_THROWS_AS(sim.control(0).register_group(g, ranks({1, 0})), SimFatal);
+}
+
+TEST_CASE("engine: malformed tool messages are fatal, not misread", "[engine]") {
+  EngineSim sim(2, 1);
+  const std::vector<std::uint8_t> shortmsg{1, 0, 0};  // a Signal header cut short
+  sim.net().send(Rank{0}, Rank{1}, PeerChannel::Exchange, shortmsg);
+  CHECK_THROWS_AS(sim.drain(), SimFatal);
+  EngineSim sim2(2, 1);
+  // A well-formed header claiming a clock of another width.
+  std::vector<std::uint8_t> wide(32 + 3 * 8, 0);
+  wide[0] = 1;     // Signal
+  wide[4] = 3;     // width 3 in a world of 2
+  wide[24] = 1;    // seq 1
+  sim2.net().send(Rank{0}, Rank{1}, PeerChannel::Exchange, wide);
+  CHECK_THROWS_AS(sim2.drain(), SimFatal);
+}
+
+// ---------------------------------------------------------------------------
+// Bug reproducers (see the report): each states the rule it holds the engine to.
+
+TEST_CASE("engine: an all-to-one on a single-member group completes", "[engine][!mayfail]") {
+  // E.g. MPI_Reduce on MPI_COMM_SELF: the root has no child to wait for.
+  EngineSim sim(2, 1);
+  const GroupId self0{9};
+  sim.register_group(0, self0, ranks({0}));
+  const auto red = sim.collective(0, coll(self0, 1, CollectiveKind::AllToOne, Rank{0}), true);
+  sim.drain();
+  REQUIRE(sim.engine(0).idle());
+  CHECK(clock_of(sim, 0, red.call_index) == Clock{1, 0});
+  CHECK(sim.check_finished() == "");
+}
+
+TEST_CASE("engine: a non-blocking all-to-all includes what members learned after contributing",
+          "[engine][!mayfail]") {
+  // Rank 0 starts the all-to-all, then sends to rank 1, which receives and only
+  // then contributes. Rank 2's completion merges rank 1's contribution, which
+  // includes rank 0's send: a full max-allreduce gives rank 2 entry 0 = 2.
+  EngineSim sim(3, 1);
+  sim.register_group_everywhere(kWorld, all_ranks(3));
+  const CollectiveRef c = coll(kWorld, 1);
+  sim.submit(0, Prog::clocked_call(31).contribute(c));  // Ibarrier at rank 0: [1,0,0]
+  sim.send(0, 1, kQ);                                   // [2,0,0]
+  sim.recv(1, 0, kQ);                                   // [2,1,0]
+  sim.collective(1, c);                                 // contributes [2,2,0]
+  const auto r2 = sim.collective(2, c);
+  sim.submit(0, Prog::clocked_call(32).complete(c));
+  sim.drain();
+  REQUIRE(sim.all_idle());
+  CHECK(clock_of(sim, 2, r2.call_index) == Clock{2, 2, 1});
+  CHECK(sim.compare_with_reference() == "");
+}
+
+TEST_CASE("engine: dropping a bound receive frees its queue position", "[engine][!mayfail]") {
+  // A receive bound at posting (specific source and tag) and then cancelled
+  // never matches: the next receive on that queue gets the first signal.
+  EngineSim sim(2, 1);
+  const ReceiveToken cancelled = sim.post(1, 0, kQ);
+  const ReceiveToken next = sim.post(1, 0, kQ);
+  sim.drop(1, cancelled);
+  sim.send(0, 1, kQ);
+  const auto w = sim.wait_all(1, {next});
+  sim.drain();
+  REQUIRE(sim.engine(1).idle());
+  CHECK(clock_of(sim, 1, w.call_index) == Clock{1, 1});
+}

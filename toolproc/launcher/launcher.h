@@ -1,0 +1,53 @@
+// vcx-run's flow: check everything, start the tool job, wait until it is
+// ready, start the application job with the interceptor, supervise both, and
+// report.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launcher/options.h"
+#include "launcher/paths.h"
+
+namespace vcx::launcher {
+
+struct Timeouts {
+  std::chrono::milliseconds start{60'000};            // tool job until ready
+  std::chrono::milliseconds stop{60'000};             // tool job after the application ended
+  std::chrono::milliseconds kill_grace{5'000};        // SIGTERM until SIGKILL
+  std::chrono::milliseconds interrupt_grace{10'000};  // forwarded signal until SIGKILL
+};
+
+// Reads VCX_START_TIMEOUT and VCX_STOP_TIMEOUT (seconds); the error line
+// when one is not a number.
+std::optional<std::string> read_timeouts(const Environment& env, Timeouts* out);
+
+// Everything a run needs, checked.
+struct Plan {
+  LaunchOptions options;
+  InstallPaths paths;
+  std::optional<std::string> trace_dir;  // absolute, exists
+  std::string program;                   // as handed to mpiexec
+  std::string session_parent;
+  Timeouts timeouts;
+};
+
+std::vector<std::string> tool_command(const Plan& plan, const std::string& session_dir);
+std::vector<std::string> app_command(const Plan& plan, const std::string& preload);
+// The interceptor in front of whatever LD_PRELOAD already holds.
+std::string preload_value(const std::string& interceptor,
+                          const std::optional<std::string>& existing);
+Environment tool_environment(const Environment& base, const std::string& token);
+Environment app_environment(const Environment& base, const std::string& session_dir,
+                            const std::string& token);
+
+// Runs both jobs; returns vcx-run's exit code. Throws std::runtime_error
+// when the session cannot be set up.
+int run(const Plan& plan, const Environment& env);
+
+// The whole program: arguments in, exit code out.
+int launcher_main(int argc, char** argv, char** envp);
+
+}  // namespace vcx::launcher

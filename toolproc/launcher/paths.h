@@ -1,0 +1,63 @@
+// Where things are: the environment, the program to run, and the files vcx
+// installs next to vcx-run (bin/ and lib/vcx/ under one prefix, in the build
+// tree as in an install).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vcx::launcher {
+
+// An editable copy of an environment ("NAME=value" strings, order kept).
+class Environment {
+ public:
+  Environment() = default;
+  explicit Environment(char** envp);
+  explicit Environment(std::vector<std::string> entries) : entries_(std::move(entries)) {}
+
+  std::optional<std::string> get(const std::string& name) const;
+  // The value when set and not empty.
+  std::optional<std::string> get_nonempty(const std::string& name) const;
+  void set(const std::string& name, const std::string& value);
+  void unset(const std::string& name);
+  const std::vector<std::string>& entries() const { return entries_; }
+
+ private:
+  std::vector<std::string> entries_;
+};
+
+// A program looked up the way a shell does: a name with a slash is taken as
+// a path, one without is searched in PATH (unset PATH: the system default).
+struct ProgramLookup {
+  std::string path;   // what was found (as a path the launcher can use)
+  std::string error;  // empty on success: "command not found", "Permission denied", ...
+  bool ok() const { return error.empty(); }
+};
+ProgramLookup resolve_program(const std::string& name, const std::optional<std::string>& path_env);
+
+// The files vcx-run needs. Overrides: VCX_TOOLPROC (the tool executable),
+// VCX_PLUGIN_DIR (plugins and the interceptor), VCX_MPIEXEC (MPICH's mpiexec).
+struct InstallPaths {
+  std::string bindir;
+  std::string toolproc;
+  std::string plugin_dir;
+  std::string interceptor;
+  std::string mpiexec;
+};
+
+inline constexpr const char* kInterceptorName = "libvcx-mpi-intercept.so";
+
+// The mpiexec vcx was configured with.
+std::string default_mpiexec();
+// The directory of the running executable (from /proc/self/exe), or "".
+std::string self_bindir();
+// Derives every path from `bindir` and the environment; checks nothing.
+InstallPaths install_paths(const std::string& bindir, const Environment& env);
+// The first missing or unusable file as a one-line message naming its path
+// and the variable that overrides it; nullopt when all are there. Resolves
+// `mpiexec` through PATH when it is a bare name.
+std::optional<std::string> check_install(InstallPaths& paths,
+                                         const std::optional<std::string>& path_env);
+
+}  // namespace vcx::launcher

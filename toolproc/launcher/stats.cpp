@@ -1,0 +1,384 @@
+#include "launcher/stats.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace vcx::launcher {
+namespace fs = std::filesystem;
+namespace {
+
+// A small recursive-descent reader: enough JSON for the statistics files,
+// tolerant of fields it does not know.
+class Reader {
+ public:
+  explicit Reader(std::string_view text) : s_(text) {}
+
+  std::optional<JsonObject> object(std::string* error) {
+    skip_ws();
+    if (!eat('{')) return fail(error, "expected '{'");
+    JsonObject out;
+    skip_ws();
+    if (eat('}')) return out;
+    for (;;) {
+      skip_ws();
+      std::string key;
+      if (!string(&key)) return fail(error, "expected a string key");
+      skip_ws();
+      if (!eat(':')) return fail(error, "expected ':' after \"" + key + "\"");
+      skip_ws();
+      JsonScalar value;
+      if (!scalar_or_skip(&value, 0)) return fail(error, "bad value for \"" + key + "\"");
+      out[key] = std::move(value);
+      skip_ws();
+      if (eat(',')) continue;
+      if (eat('}')) return out;
+      return fail(error, "expected ',' or '}'");
+    }
+  }
+
+ private:
+  static constexpr int kMaxDepth = 64;
+
+  std::optional<JsonObject> fail(std::string* error, const std::string& what) {
+    if (error) *error = what + " at offset " + std::to_string(pos_);
+    return std::nullopt;
+  }
+  bool at_end() const { return pos_ >= s_.size(); }
+  char peek() const { return at_end() ? '\0' : s_[pos_]; }
+  bool eat(char c) {
+    if (peek() != c || at_end()) return false;
+    ++pos_;
+    return true;
+  }
+  void skip_ws() {
+    while (!at_end() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+  }
+  bool literal(std::string_view word) {
+    if (s_.substr(pos_, word.size()) != word) return false;
+    pos_ += word.size();
+    return true;
+  }
+
+  static void put_utf8(std::string* out, unsigned cp) {
+    if (cp < 0x80) {
+      out->push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else if (cp < 0x10000) {
+      out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+      out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+  }
+
+  bool hex4(unsigned* cp) {
+    if (pos_ + 4 > s_.size()) return false;
+    unsigned v = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char c = s_[pos_++];
+      v <<= 4;
+      if (c >= '0' && c <= '9')
+        v |= static_cast<unsigned>(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        v |= static_cast<unsigned>(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        v |= static_cast<unsigned>(c - 'A' + 10);
+      else
+        return false;
+    }
+    *cp = v;
+    return true;
+  }
+
+  bool string(std::string* out) {
+    if (!eat('"')) return false;
+    while (!at_end()) {
+      const char c = s_[pos_++];
+      if (c == '"') return true;
+      if (c != '\\') {
+        out->push_back(c);
+        continue;
+      }
+      if (at_end()) return false;
+      const char e = s_[pos_++];
+      switch (e) {
+        case '"':
+        case '\\':
+        case '/':
+          out->push_back(e);
+          break;
+        case 'b':
+          out->push_back('\b');
+          break;
+        case 'f':
+          out->push_back('\f');
+          break;
+        case 'n':
+          out->push_back('\n');
+          break;
+        case 'r':
+          out->push_back('\r');
+          break;
+        case 't':
+          out->push_back('\t');
+          break;
+        case 'u': {
+          unsigned cp = 0;
+          if (!hex4(&cp)) return false;
+          // A surrogate pair makes one code point; a lone half is kept as is.
+          if (cp >= 0xD800 && cp < 0xDC00 && s_.substr(pos_, 2) == "\\u") {
+            const std::size_t save = pos_;
+            pos_ += 2;
+            unsigned low = 0;
+            if (hex4(&low) && low >= 0xDC00 && low < 0xE000)
+              cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            else
+              pos_ = save;
+          }
+          put_utf8(out, cp);
+          break;
+        }
+        default:
+          return false;
+      }
+    }
+    return false;
+  }
+
+  bool number(std::string* text) {
+    const std::size_t start = pos_;
+    eat('-');
+    while (!at_end() && (std::isdigit(static_cast<unsigned char>(peek())) || peek() == '.' ||
+                         peek() == 'e' || peek() == 'E' || peek() == '+' || peek() == '-'))
+      ++pos_;
+    *text = std::string(s_.substr(start, pos_ - start));
+    if (text->empty() || *text == "-") return false;
+    char* end = nullptr;
+    std::strtod(text->c_str(), &end);
+    return end != nullptr && *end == '\0';
+  }
+
+  // Objects and arrays below the top level are read over and dropped.
+  bool skip_container(int depth) {
+    if (depth > kMaxDepth) return false;
+    const char open = s_[pos_++];
+    const char close = open == '{' ? '}' : ']';
+    skip_ws();
+    if (eat(close)) return true;
+    for (;;) {
+      skip_ws();
+      if (open == '{') {
+        std::string key;
+        if (!string(&key)) return false;
+        skip_ws();
+        if (!eat(':')) return false;
+        skip_ws();
+      }
+      JsonScalar ignored;
+      if (!scalar_or_skip(&ignored, depth + 1)) return false;
+      skip_ws();
+      if (eat(',')) continue;
+      return eat(close);
+    }
+  }
+
+  bool scalar_or_skip(JsonScalar* value, int depth) {
+    const char c = peek();
+    if (c == '"') {
+      std::string s;
+      if (!string(&s)) return false;
+      *value = std::move(s);
+      return true;
+    }
+    if (c == '{' || c == '[') {
+      *value = std::monostate{};
+      return skip_container(depth);
+    }
+    if (literal("true")) {
+      *value = true;
+      return true;
+    }
+    if (literal("false")) {
+      *value = false;
+      return true;
+    }
+    if (literal("null")) {
+      *value = std::monostate{};
+      return true;
+    }
+    JsonNumber n;
+    if (!number(&n.text)) return false;
+    *value = std::move(n);
+    return true;
+  }
+
+  std::string_view s_;
+  std::size_t pos_ = 0;
+};
+
+std::optional<std::uint64_t> as_u64(const JsonObject& o, std::string_view key) {
+  const auto it = o.find(key);
+  if (it == o.end()) return std::nullopt;
+  const auto* n = std::get_if<JsonNumber>(&it->second);
+  if (n == nullptr) return std::nullopt;
+  std::uint64_t v = 0;
+  const char* first = n->text.data();
+  const char* last = first + n->text.size();
+  const auto [ptr, ec] = std::from_chars(first, last, v);
+  if (ec == std::errc() && ptr == last) return v;
+  // Written as a float ("1.5e3") or negative: round, clamp at zero.
+  const double d = std::strtod(n->text.c_str(), nullptr);
+  if (!std::isfinite(d) || d <= 0) return 0;
+  if (d >= 1.8e19) return UINT64_MAX;
+  return static_cast<std::uint64_t>(std::llround(d));
+}
+
+std::string join_ranks(const std::vector<int>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += std::to_string(ranks[i]);
+  }
+  return out;
+}
+
+std::string rank_word(std::size_t count) { return count == 1 ? "rank" : "ranks"; }
+
+}  // namespace
+
+std::optional<JsonObject> parse_json_object(std::string_view text, std::string* error) {
+  return Reader(text).object(error);
+}
+
+RankStats rank_stats_from(const JsonObject& o) {
+  RankStats r;
+  if (auto v = as_u64(o, "rank"); v && *v <= static_cast<std::uint64_t>(INT32_MAX))
+    r.rank = static_cast<int>(*v);
+  r.events = as_u64(o, "events").value_or(0);
+  r.clocked_calls = as_u64(o, "clocked_calls").value_or(0);
+  r.stall_ns = as_u64(o, "stall_ns").value_or(0);
+  r.backpressure_ns = as_u64(o, "backpressure_ns").value_or(0);
+  if (auto it = o.find("app"); it != o.end())
+    if (const auto* s = std::get_if<std::string>(&it->second)) r.app = *s;
+  return r;
+}
+
+StatsReport read_stats(const std::string& dir) {
+  StatsReport report;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) return report;
+  for (const auto& entry : it) {
+    const std::string name = entry.path().filename().string();
+    constexpr std::string_view prefix = "stats-", suffix = ".json";
+    if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string middle =
+        name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    int file_rank = -1;
+    const auto [ptr, err] =
+        std::from_chars(middle.data(), middle.data() + middle.size(), file_rank);
+    if (err != std::errc() || ptr != middle.data() + middle.size()) continue;
+
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string error;
+    const auto object = parse_json_object(text.str(), &error);
+    if (!in || !object) {
+      report.problems.push_back("cannot read " + entry.path().string() + ": " +
+                                (error.empty() ? "read error" : error));
+      continue;
+    }
+    RankStats r = rank_stats_from(*object);
+    if (r.rank < 0) r.rank = file_rank;
+    report.ranks.push_back(std::move(r));
+  }
+  std::sort(report.ranks.begin(), report.ranks.end(),
+            [](const RankStats& a, const RankStats& b) { return a.rank < b.rank; });
+  return report;
+}
+
+std::string format_duration_ns(std::uint64_t ns) {
+  char buf[64];
+  if (ns < 1'000'000'000ULL)
+    std::snprintf(buf, sizeof buf, "%.1f ms", static_cast<double>(ns) / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f s", static_cast<double>(ns) / 1e9);
+  return buf;
+}
+
+std::vector<std::string> summary_lines(const StatsReport& report, int nprocs,
+                                       const std::optional<std::string>& trace_dir) {
+  std::vector<std::string> lines;
+  const std::string trace_part = trace_dir ? "; trace in " + *trace_dir : "";
+  if (report.ranks.empty()) {
+    lines.push_back(std::to_string(nprocs) + " " + rank_word(static_cast<std::size_t>(nprocs)) +
+                    ", no statistics from the tool job" + trace_part);
+  } else {
+    std::uint64_t events = 0, clocked = 0, stall = 0, backpressure = 0;
+    for (const auto& r : report.ranks) {
+      events += r.events;
+      clocked += r.clocked_calls;
+      stall += r.stall_ns;
+      backpressure += r.backpressure_ns;
+    }
+    std::string head =
+        static_cast<int>(report.ranks.size()) == nprocs
+            ? std::to_string(nprocs) + " " + rank_word(static_cast<std::size_t>(nprocs))
+            : std::to_string(report.ranks.size()) + " of " + std::to_string(nprocs) +
+                  " ranks reported";
+    std::string line = head + ", " + std::to_string(events) + " events, " +
+                       std::to_string(clocked) + " clocked calls, stall " +
+                       format_duration_ns(stall) + " total";
+    if (backpressure > 0) line += ", backpressure " + format_duration_ns(backpressure);
+    lines.push_back(line + trace_part);
+  }
+
+  std::vector<int> crashed, detached;
+  std::set<int> seen;
+  for (const auto& r : report.ranks) {
+    seen.insert(r.rank);
+    if (r.app == "crashed") crashed.push_back(r.rank);
+    if (r.app == "never-attached") detached.push_back(r.rank);
+  }
+  if (!crashed.empty())
+    lines.push_back("application " + rank_word(crashed.size()) + " " + join_ranks(crashed) +
+                    " crashed");
+  if (!detached.empty())
+    lines.push_back("application " + rank_word(detached.size()) + " " + join_ranks(detached) +
+                    " never attached to " + (detached.size() == 1 ? "its tool" : "their tools"));
+  if (!report.ranks.empty()) {
+    std::vector<int> missing;
+    for (int r = 0; r < nprocs; ++r)
+      if (!seen.count(r)) missing.push_back(r);
+    if (!missing.empty())
+      lines.push_back("no statistics from tool " + rank_word(missing.size()) + " " +
+                      join_ranks(missing));
+  }
+  for (const auto& p : report.problems) lines.push_back(p);
+  return lines;
+}
+
+bool has_rank_trouble(const StatsReport& report) {
+  return std::any_of(report.ranks.begin(), report.ranks.end(), [](const RankStats& r) {
+    return r.app == "crashed" || r.app == "never-attached";
+  });
+}
+
+}  // namespace vcx::launcher

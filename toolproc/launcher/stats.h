@@ -1,0 +1,62 @@
+// The tool ranks' statistics (DIR/stats-<rank>.json, one flat JSON object
+// each) and the summary vcx-run prints from them.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace vcx::launcher {
+
+// A JSON value as far as the launcher cares: numbers keep their text so that
+// 64-bit counters survive; objects and arrays nested in the top level object
+// are skipped and show up as null.
+struct JsonNumber {
+  std::string text;
+  auto operator<=>(const JsonNumber&) const = default;
+};
+using JsonScalar = std::variant<std::monostate, bool, JsonNumber, std::string>;
+using JsonObject = std::map<std::string, JsonScalar, std::less<>>;
+
+// Parses one JSON object; nullopt (and `error`) when the text is not one.
+std::optional<JsonObject> parse_json_object(std::string_view text, std::string* error);
+
+struct RankStats {
+  int rank = -1;
+  std::uint64_t events = 0;
+  std::uint64_t clocked_calls = 0;
+  std::uint64_t stall_ns = 0;
+  std::uint64_t backpressure_ns = 0;
+  std::string app;  // finalized | crashed | never-attached | "" (not reported)
+};
+
+// Fields missing or of the wrong type keep their defaults.
+RankStats rank_stats_from(const JsonObject& object);
+
+struct StatsReport {
+  std::vector<RankStats> ranks;       // sorted by rank
+  std::vector<std::string> problems;  // files that could not be read, one line each
+};
+
+// Reads every stats-<rank>.json in `dir`; a file without "rank" takes the
+// number from its name.
+StatsReport read_stats(const std::string& dir);
+
+// "1.2 ms", "3.40 s"
+std::string format_duration_ns(std::uint64_t ns);
+
+// The summary lines (without the "vcx: " prefix): totals, then ranks whose
+// application crashed or never attached, then tool ranks that left no
+// statistics.
+std::vector<std::string> summary_lines(const StatsReport& report, int nprocs,
+                                       const std::optional<std::string>& trace_dir);
+
+// True when some rank's application crashed or never attached.
+bool has_rank_trouble(const StatsReport& report);
+
+}  // namespace vcx::launcher

@@ -1,0 +1,151 @@
+// vcx-toolproc: started by vcx-run as an MPI job of its own, one process per
+// application rank. MPI is used only to learn this process's rank and to
+// exchange the peers' endpoints; the analysis itself runs on the event loop.
+#include <mpi.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "tool_process.h"
+
+namespace po = boost::program_options;
+using vcx::tool::ToolOptions;
+
+namespace {
+
+std::vector<std::string> split_list(const std::vector<std::string>& in) {
+  std::vector<std::string> out;
+  for (const auto& item : in) {
+    std::stringstream ss(item);
+    std::string part;
+    while (std::getline(ss, part, ','))
+      if (!part.empty()) out.push_back(part);
+  }
+  return out;
+}
+
+bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
+  po::options_description desc("vcx-toolproc (started by vcx-run)");
+  std::vector<std::string> translators, modules, options;
+  desc.add_options()
+      ("help", "this text")
+      ("session", po::value(&o.session_dir)->required(), "session directory")
+      ("plugin-dir", po::value(&o.plugin_dir)->required(), "where plugins live")
+      ("engine", po::value(&o.engine)->default_value("vclock"), "exchange engine plugin")
+      ("translators", po::value(&translators)->multitoken(), "translator plugins (comma separated)")
+      ("modules", po::value(&modules)->multitoken(), "module plugins (comma separated)")
+      ("option", po::value(&options)->multitoken(), "plugin option key=value")
+      ("no-stall", po::bool_switch(&o.no_stall), "never make the application wait")
+      ("ring-bytes", po::value(&o.ring_bytes)->default_value(o.ring_bytes), "event ring size")
+      ("spin-ns", po::value(&o.spin_ns)->default_value(o.spin_ns), "poll before sleeping (ns)")
+      ("bind", po::value(&o.bind_host)->default_value(o.bind_host), "address for peer connections");
+  try {
+    po::variables_map vm;
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    if (vm.count("help")) {
+      std::cout << desc << "\n";
+      exit_code = 0;
+      return false;
+    }
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "vcx-toolproc: " << e.what() << "\n";
+    exit_code = 64;
+    return false;
+  }
+  if (!translators.empty()) o.translators = split_list(translators);
+  for (const auto& m : split_list(modules))
+    if (m != o.engine) o.modules.push_back(m);
+  for (const auto& kv : options) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos) {
+      std::cerr << "vcx-toolproc: --option needs key=value, got '" << kv << "'\n";
+      exit_code = 64;
+      return false;
+    }
+    o.plugin_options.set(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  if (o.ring_bytes < 4096 || (o.ring_bytes & (o.ring_bytes - 1)) != 0) {
+    std::cerr << "vcx-toolproc: --ring-bytes must be a power of two >= 4096\n";
+    exit_code = 64;
+    return false;
+  }
+  if (const char* t = std::getenv("VCX_SESSION_TOKEN")) o.token = t;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ToolOptions opts;
+  int exit_code = 0;
+  if (!parse(argc, argv, opts, exit_code)) return exit_code;
+
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+  auto logger = spdlog::stderr_logger_st("vcx");
+  logger->set_pattern("vcx-tool[" + std::to_string(rank) + "]: %^%l%$: %v");
+  spdlog::set_default_logger(logger);
+  if (const char* lvl = std::getenv("VCX_LOG")) spdlog::set_level(spdlog::level::from_str(lvl));
+  else spdlog::set_level(spdlog::level::warn);
+
+  vcx::tool::ToolProcess tool(opts, vcx::Rank{static_cast<std::uint32_t>(rank)},
+                              static_cast<std::uint32_t>(size));
+  std::string endpoint;
+  int ok = 1;
+  std::string error;
+  try {
+    endpoint = tool.prepare();
+    tool.load_plugins();
+  } catch (const std::exception& e) {
+    ok = 0;
+    error = e.what();
+  }
+  // Every tool learns whether all started, so none waits for a failed one.
+  int all_ok = 0;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all_ok) {
+    if (!ok) std::fprintf(stderr, "vcx-tool[%d]: %s\n", rank, error.c_str());
+    MPI_Finalize();
+    return 70;
+  }
+
+  constexpr std::size_t kEndpointBytes = 128;
+  std::array<char, kEndpointBytes> mine{};
+  std::snprintf(mine.data(), mine.size(), "%s", endpoint.c_str());
+  std::vector<char> all(kEndpointBytes * static_cast<std::size_t>(size));
+  MPI_Allgather(mine.data(), kEndpointBytes, MPI_CHAR, all.data(), kEndpointBytes, MPI_CHAR,
+                MPI_COMM_WORLD);
+  std::vector<std::string> endpoints;
+  for (int r = 0; r < size; ++r) endpoints.emplace_back(all.data() + r * kEndpointBytes);
+  tool.set_peer_endpoints(std::move(endpoints));
+
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    const std::string ready = opts.session_dir + "/ready";
+    const std::string tmp = ready + ".tmp";
+    if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
+      std::fprintf(f, "%d\n", size);
+      std::fclose(f);
+      std::rename(tmp.c_str(), ready.c_str());
+    }
+  }
+
+  const int status = tool.run();
+  tool.write_stats();
+  MPI_Finalize();
+  return status;
+}

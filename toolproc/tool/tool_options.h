@@ -1,0 +1,26 @@
+// Settings of one tool process, from its command line (set by vcx-run).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vcx/options.h"
+
+namespace vcx::tool {
+
+struct ToolOptions {
+  std::string session_dir;
+  std::string plugin_dir;
+  std::string engine = "vclock";
+  std::vector<std::string> translators{"mpi"};
+  std::vector<std::string> modules;
+  bool no_stall = false;
+  std::uint64_t ring_bytes = 4u << 20;
+  std::uint64_t spin_ns = 20'000;  // poll this long before sleeping
+  std::string bind_host = "127.0.0.1";
+  std::string token;  // from VCX_SESSION_TOKEN
+  Options plugin_options;
+};
+
+}  // namespace vcx::tool

@@ -1,0 +1,101 @@
+// One tool process: attaches its application rank, translates its events,
+// drives the exchange engine, and agrees with the other tools when to stop.
+// Single-threaded: one io_context carries the application socket, the peer
+// transport and the channel; it sleeps in epoll when there is nothing to do.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tool_options.h"
+#include "vcx/asio.h"
+#include "vcx/call_program.h"
+#include "vcx/channel/attach.h"
+#include "vcx/channel/ring.h"
+#include "vcx/exchange.h"
+#include "vcx/plugin.h"
+#include "vcx/plugin_loader.h"
+#include "vcx/tcp_transport.h"
+#include "vcx/translator.h"
+
+namespace vcx::tool {
+
+enum class AppState { NeverAttached, Attached, Finalized, Crashed };
+const char* app_state_name(AppState s);
+
+class ToolProcess final : public ToolHost {
+ public:
+  ToolProcess(ToolOptions opts, Rank rank, std::uint32_t size);
+  ~ToolProcess() override;
+
+  // Listens for peers and for the application; returns this tool's peer
+  // endpoint for the others.
+  std::string prepare();
+  void set_peer_endpoints(std::vector<std::string> endpoints);
+  // Loads the engine, translators and modules; throws with a clear message.
+  void load_plugins();
+  // Runs until every tool agreed to stop (or one aborted). Returns the exit
+  // status for the tool process.
+  int run();
+  void write_stats() const;
+
+  // ToolHost
+  Rank rank() const override { return rank_; }
+  std::uint32_t world_size() const override { return size_; }
+  const Options& options() const override { return opts_.plugin_options; }
+  PeerTransport& transport() override { return *transport_; }
+  void reply(std::uint64_t event_seq) override;
+  const char* call_name(std::uint8_t model, std::uint16_t call) const override;
+  [[noreturn]] void fatal(const std::string& why) override;
+
+ private:
+  void accept_app();
+  void on_app_connected(std::shared_ptr<asio::local::stream_protocol::socket> sock);
+  void arm_app_read();
+  bool service_channel();
+  void handle_control_event(const EventHeader& ev);
+  void app_gone();
+  void on_control_message(Rank src, std::span<const std::uint8_t> bytes);
+  void broadcast_control(std::uint8_t what);
+  void maybe_report_done();
+  void abort_all(const std::string& why);
+  void flush_observers();
+
+  ToolOptions opts_;
+  Rank rank_;
+  std::uint32_t size_;
+  asio::io_context io_;
+  std::unique_ptr<TcpTransport> transport_;
+  std::unique_ptr<asio::local::stream_protocol::acceptor> app_acceptor_;
+  std::shared_ptr<asio::local::stream_protocol::socket> app_socket_;
+  std::array<std::uint8_t, 64> wake_buf_{};
+  std::string socket_path_;
+
+  channel::ChannelBlock block_{};
+  std::optional<channel::RingConsumer> consumer_;
+  AppState app_state_ = AppState::NeverAttached;
+  bool detach_seen_ = false;
+  bool app_eof_ = false;
+
+  std::vector<LoadedPlugin> loaded_;
+  std::vector<std::unique_ptr<Plugin>> plugins_;
+  ExchangeEngine* engine_ = nullptr;
+  std::array<Translator*, 8> translators_{};
+  std::vector<ClockedCallObserver*> observers_;
+  CallProgram program_;
+
+  std::uint64_t events_ = 0;
+  std::uint64_t max_reply_wanted_ = 0;  // highest ingested event that waits for a reply
+  std::uint64_t replied_ = 0;
+  std::uint64_t released_replies_ = 0;  // replies given early to avoid a deadlock
+
+  bool done_sent_ = false;
+  std::uint32_t done_count_ = 0;  // rank 0: tools that reported done
+  bool terminate_ = false;
+  bool aborted_ = false;
+  std::string abort_reason_;
+};
+
+}  // namespace vcx::tool

@@ -1,0 +1,218 @@
+#include "runtime.h"
+
+#include "vcx/channel/futex.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace vcx::mpi_intercept {
+namespace {
+
+std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
+
+void wake_tool(void* ctx) {
+  const int fd = *static_cast<int*>(ctx);
+  const char byte = 'w';
+  // Non-blocking: if the socket buffer is full the tool is awake anyway.
+  (void)::send(fd, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+bool tool_alive(void* ctx) {
+  const int fd = *static_cast<int*>(ctx);
+  pollfd p{fd, POLLIN | POLLRDHUP, 0};
+  if (::poll(&p, 1, 0) <= 0) return true;
+  // The tool never writes after the attach, so readable means end of file.
+  return (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLIN)) == 0;
+}
+
+bool continue_on_failure() {
+  const char* v = std::getenv("VCX_ON_TOOL_FAILURE");
+  return v && std::strcmp(v, "continue") == 0;
+}
+
+}  // namespace
+
+Runtime& runtime() {
+  static Runtime r;
+  return r;
+}
+
+void Runtime::start(int thread_level) {
+  PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
+  int world_size = 0;
+  PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  PMPI_Comm_group(MPI_COMM_WORLD, &world_group_);
+
+  const char* dir = std::getenv("VCX_SESSION_DIR");
+  if (!dir || !*dir) {
+    if (world_rank_ == 0)
+      std::fprintf(stderr,
+                   "vcx: the vcx interceptor is loaded but the program was not started by "
+                   "vcx-run; running without analysis\n");
+    return;
+  }
+  channel::AttachHello hello{};
+  hello.magic = channel::kAttachMagic;
+  hello.version = channel::kAttachVersion;
+  hello.world_rank = static_cast<std::uint32_t>(world_rank_);
+  hello.world_size = static_cast<std::uint32_t>(world_size);
+  hello.pid = static_cast<std::int32_t>(::getpid());
+  hello.model = static_cast<std::uint16_t>(Model::Mpi);
+  if (const char* token = std::getenv("VCX_SESSION_TOKEN"))
+    std::snprintf(hello.token, sizeof hello.token, "%s", token);
+
+  int timeout_ms = 30'000;
+  if (const char* t = std::getenv("VCX_ATTACH_TIMEOUT_MS")) timeout_ms = std::atoi(t);
+  const std::string path = std::string(dir) + "/tool-" + std::to_string(world_rank_) + ".sock";
+  std::string error;
+  if (!channel::attach_to_tool(path, hello, timeout_ms, &attachment_, &error)) {
+    std::fprintf(stderr, "vcx: rank %d: cannot reach its tool process: %s\n", world_rank_,
+                 error.c_str());
+    if (continue_on_failure()) {
+      std::fprintf(stderr, "vcx: rank %d: running without analysis (VCX_ON_TOOL_FAILURE=continue)\n",
+                   world_rank_);
+      return;
+    }
+    PMPI_Abort(MPI_COMM_WORLD, 70);
+    return;
+  }
+  no_stall_ = (attachment_.control->flags & channel::kModeNoStall) != 0;
+  serialise_ = thread_level == MPI_THREAD_MULTIPLE;
+  channel::ProducerHooks hooks;
+  hooks.ctx = &attachment_.socket_fd;
+  hooks.wake_consumer = &wake_tool;
+  hooks.tool_alive = &tool_alive;
+  channel::WaitPolicy policy;
+  if (const char* s = std::getenv("VCX_SPIN_NS")) policy.spin_ns = std::strtoull(s, nullptr, 10);
+  producer_ = channel::RingProducer(attachment_.control, hooks, policy);
+  active_ = true;
+
+  mpi::InitEvent ev{};
+  ev.comm_world = comm_handle(MPI_COMM_WORLD);
+  ev.comm_self = comm_handle(MPI_COMM_SELF);
+  ev.world_rank = world_rank_;
+  ev.world_size = world_size;
+  ev.thread_level = thread_level;
+  push(mpi::Call::Init, ev, false);
+}
+
+void Runtime::stop() {
+  if (!active_) return;
+  const std::uint64_t seq = push(mpi::Call::Finalize, std::uint64_t{0}, true);
+  wait(seq);
+  lock();
+  if (producer_.begin(Model::Control, static_cast<std::uint16_t>(ControlEvent::Detach), 0, 0))
+    producer_.commit();
+  unlock();
+  active_ = false;
+  // The socket stays open until the process exits: its end tells the tool
+  // that this rank is gone, and the tool still reads the ring meanwhile.
+}
+
+void Runtime::lock() {
+  if (serialise_)
+    while (g_lock.test_and_set(std::memory_order_acquire)) channel::cpu_relax();
+}
+
+void Runtime::unlock() {
+  if (serialise_) g_lock.clear(std::memory_order_release);
+}
+
+void* Runtime::begin(mpi::Call call, std::size_t payload, bool needs_reply) {
+  if (!active_) return nullptr;
+  lock();
+  reply_wanted_ = needs_reply && !no_stall_;
+  const std::uint32_t flags = reply_wanted_ ? std::uint32_t{kEventNeedsReply} : 0u;
+  void* p = producer_.begin(Model::Mpi, static_cast<std::uint16_t>(call), flags, payload);
+  if (!p) {
+    unlock();
+    if (payload > producer_.max_payload()) {
+      std::fprintf(stderr,
+                   "vcx: rank %d: an MPI_%s event needs %zu bytes, more than the channel "
+                   "carries; restart with a larger ring (vcx-run --ring-bytes)\n",
+                   world_rank_, mpi::kCallNames[static_cast<int>(call)] + 4, payload);
+      PMPI_Abort(MPI_COMM_WORLD, 70);
+    }
+    tool_failed("while the channel was full");
+    return nullptr;
+  }
+  return p;
+}
+
+std::uint64_t Runtime::commit() {
+  const std::uint64_t seq = producer_.commit();
+  const bool wanted = reply_wanted_;
+  unlock();
+  return wanted ? seq : 0;
+}
+
+void Runtime::wait(std::uint64_t ticket) {
+  if (!active_ || no_stall_ || ticket == 0) return;
+  if (producer_.wait_reply(ticket) != channel::WaitResult::Ok) tool_failed("while waiting for it");
+}
+
+void Runtime::tool_failed(const char* what) {
+  if (!active_) return;
+  active_ = false;
+  std::fprintf(stderr, "vcx: rank %d: the tool process stopped %s", world_rank_, what);
+  if (continue_on_failure()) {
+    std::fprintf(stderr, "; running on without analysis (VCX_ON_TOOL_FAILURE=continue)\n");
+    return;
+  }
+  std::fprintf(stderr,
+               "; aborting the job (set VCX_ON_TOOL_FAILURE=continue to run on unanalysed)\n");
+  PMPI_Abort(MPI_COMM_WORLD, 70);
+}
+
+void Runtime::remember(MPI_Request r, RequestKind k) {
+  if (k == RequestKind::Other || !active_) return;
+  if ((request_count_ + 1) * 2 > requests_.size()) {
+    std::vector<Entry> old(requests_.size() * 2);
+    old.swap(requests_);
+    request_count_ = 0;
+    for (const Entry& e : old)
+      if (e.used) remember(static_cast<MPI_Request>(e.key), e.kind);
+  }
+  const std::uint64_t key = request_handle(r);
+  std::size_t i = mix64(key) & (requests_.size() - 1);
+  while (requests_[i].used && requests_[i].key != key) i = (i + 1) & (requests_.size() - 1);
+  if (!requests_[i].used) ++request_count_;
+  requests_[i] = Entry{key, k, true};
+}
+
+RequestKind Runtime::forget(MPI_Request r) {
+  const std::uint64_t key = request_handle(r);
+  const std::size_t mask = requests_.size() - 1;
+  std::size_t i = mix64(key) & mask;
+  while (requests_[i].used) {
+    if (requests_[i].key == key) {
+      const RequestKind k = requests_[i].kind;
+      // Backward-shift deletion keeps probe chains intact without tombstones.
+      std::size_t hole = i;
+      std::size_t j = (i + 1) & mask;
+      while (requests_[j].used) {
+        const std::size_t home = mix64(requests_[j].key) & mask;
+        const bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
+        if (movable) {
+          requests_[hole] = requests_[j];
+          hole = j;
+        }
+        j = (j + 1) & mask;
+      }
+      requests_[hole].used = false;
+      --request_count_;
+      return k;
+    }
+    i = (i + 1) & mask;
+  }
+  return RequestKind::Other;
+}
+
+}  // namespace vcx::mpi_intercept

@@ -1,0 +1,99 @@
+// The application side of vcx for MPI: attaches to this rank's tool process
+// at MPI_Init and pushes one event per intercepted call. Kept small: it
+// records and forwards, it never interprets.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "../common/mpi_events.h"
+#include "vcx/channel/attach.h"
+#include "vcx/channel/ring.h"
+#include "vcx/types.h"
+
+namespace vcx::mpi_intercept {
+
+// What the interceptor remembers about a pending request: only whether its
+// completion can make the application wait (the translator knows the rest).
+enum class RequestKind : std::uint8_t { Other = 0, Receive = 1, SyncSend = 2 };
+
+class Runtime {
+ public:
+  // After PMPI_Init*: attach to the tool if vcx-run started us.
+  void start(int thread_level);
+  // Before PMPI_Finalize: drain, say goodbye, detach.
+  void stop();
+  bool active() const { return active_; }
+  bool stalls() const { return active_ && !no_stall_; }
+
+  // Reserves an event of `payload` bytes; nullptr when inactive (or the tool
+  // failed and the policy is to continue). Must be followed by commit().
+  void* begin(mpi::Call call, std::size_t payload, bool needs_reply);
+  // Publishes the event; returns the ticket to wait() on: its sequence
+  // number if it asked for a reply, else 0.
+  std::uint64_t commit();
+  // Waits for the tool's answer to the event with this ticket (no-op for 0
+  // and in no-stall mode).
+  void wait(std::uint64_t ticket);
+
+  template <class T>
+  std::uint64_t push(mpi::Call call, const T& payload, bool needs_reply) {
+    void* p = begin(call, sizeof(T), needs_reply);
+    if (!p) return 0;
+    *static_cast<T*>(p) = payload;
+    return commit();
+  }
+
+  void remember(MPI_Request r, RequestKind k);
+  RequestKind forget(MPI_Request r);
+
+  // Scratch space for the Wait/Test family (saved handles and statuses when
+  // the user passed MPI_STATUSES_IGNORE). Reused, so no allocation per call.
+  std::vector<MPI_Request>& saved_requests() { return saved_requests_; }
+  std::vector<MPI_Status>& statuses() { return statuses_; }
+
+  MPI_Group world_group() const { return world_group_; }
+  int world_rank() const { return world_rank_; }
+
+ private:
+  void tool_failed(const char* what);
+  void lock();
+  void unlock();
+
+  bool active_ = false;
+  bool no_stall_ = false;
+  bool serialise_ = false;  // MPI_THREAD_MULTIPLE: several threads push
+  int world_rank_ = -1;
+  channel::Attachment attachment_{};
+  channel::RingProducer producer_{};
+  bool reply_wanted_ = false;
+  MPI_Group world_group_ = MPI_GROUP_NULL;
+
+  // Open addressing, linear probing; keys are request handles.
+  struct Entry {
+    std::uint64_t key;
+    RequestKind kind;
+    bool used;
+  };
+  std::vector<Entry> requests_ = std::vector<Entry>(256);
+  std::size_t request_count_ = 0;
+
+  std::vector<MPI_Request> saved_requests_;
+  std::vector<MPI_Status> statuses_;
+};
+
+Runtime& runtime();
+
+inline std::int32_t event_rank(int r) {
+  if (r == MPI_PROC_NULL) return mpi::kRankProcNull;
+  if (r == MPI_ANY_SOURCE) return mpi::kRankAny;
+  return r;
+}
+inline std::int32_t event_tag(int t) { return t == MPI_ANY_TAG ? mpi::kTagAny : t; }
+inline std::uint64_t comm_handle(MPI_Comm c) { return static_cast<std::uint64_t>(c); }
+inline std::uint64_t request_handle(MPI_Request r) { return static_cast<std::uint64_t>(r); }
+
+}  // namespace vcx::mpi_intercept

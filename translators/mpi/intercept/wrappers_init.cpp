@@ -1,0 +1,25 @@
+// MPI_Init, MPI_Init_thread, MPI_Finalize.
+#include "runtime.h"
+
+using namespace vcx::mpi_intercept;
+
+extern "C" {
+
+int MPI_Init(int* argc, char*** argv) {
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) runtime().start(MPI_THREAD_SINGLE);
+  return rc;
+}
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) runtime().start(*provided);
+  return rc;
+}
+
+int MPI_Finalize(void) {
+  runtime().stop();
+  return PMPI_Finalize();
+}
+
+}  // extern "C"

@@ -1,0 +1,23 @@
+// Plugin entry of the MPI translator.
+#include "mpi_translator.h"
+
+namespace {
+
+const vcx::OptionSpec kOptions[] = {
+    {nullptr, nullptr, nullptr},
+};
+
+vcx::Plugin* create(vcx::ToolHost& host, std::string*) { return new vcx::mpi::MpiTranslator(host); }
+
+const vcx::PluginDescriptor kDescriptor{
+    vcx::kPluginAbiVersion,
+    vcx::PluginKind::Translator,
+    "mpi",
+    "MPI calls to exchange primitives (paper 000 Tables I-III, DESIGN 3.1)",
+    kOptions,
+    &create,
+};
+
+}  // namespace
+
+VCX_PLUGIN(kDescriptor)
