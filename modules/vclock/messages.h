@@ -13,6 +13,7 @@ enum class MsgType : std::uint8_t {
   NeedAck = 3,   // the sender waits for an answer (no clock)
   CollUp = 4,    // a subtree's combined contribution, towards the tree root
   CollDown = 5,  // the result (or the root's clock), away from the tree root
+  Deferred = 6,  // the answer waits for the receiver's application (no clock)
 };
 
 struct P2PHeader {

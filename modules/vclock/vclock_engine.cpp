@@ -36,6 +36,7 @@ void VclockEngine::enqueue(const CallProgram& program, bool needs_reply) {
 }
 
 void VclockEngine::run() {
+  recheck_deferrals();
   while (!programs_.empty()) {
     const QueuedProgram& p = programs_.front();
     if (!head_started_) {
@@ -67,6 +68,9 @@ void VclockEngine::finish_program(const QueuedProgram& p) {
     call.model = p.model;
     call.call = p.call;
     call.call_name = host_.call_name(static_cast<std::uint8_t>(p.model), p.call);
+    // A call may meet one peer twice (a synchronous send and its answer).
+    std::sort(peers_.begin(), peers_.end());
+    peers_.erase(std::unique(peers_.begin(), peers_.end()), peers_.end());
     call.peers = peers_;
     call.group = call_group_;
     call.queue = call_queue_;
@@ -135,7 +139,10 @@ void VclockEngine::bind_receive(ReceiveToken t, Rank src, QueueId queue) {
   r->pos = q.next_bind++;
   Slot& s = q.at(r->pos);
   s.receive = t.value;
-  if (s.ack_wanted && !s.answered) --wanted_unbound_;
+  if (s.ack_wanted && !s.answered) {
+    --wanted_unbound_;
+    if (s.deferred) --deferred_unbound_;
+  }
   try_answer(*r, t.value);
   maybe_release_receive(t.value);
 }
@@ -213,6 +220,7 @@ bool VclockEngine::exec_wait_ack(const Op& op) {
   clock_.merge(pool_.view(it->second));
   pool_.release(it->second);
   acks_.erase(it);
+  deferred_acks_.erase(AckKey{PeerQueue{op.peer, op.queue}, op.value});
   peers_.push_back(op.peer);
   if (call_queue_ == QueueId{}) call_queue_ = op.queue;
   return true;
@@ -271,6 +279,9 @@ void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
     case MsgType::NeedAck:
       on_need_ack(src, h);
       return;
+    case MsgType::Deferred:
+      deferred_acks_.insert(AckKey{PeerQueue{src, QueueId{h.queue_a, h.queue_b}}, h.seq});
+      return;
     default:
       host_.fatal("vclock: unknown message type " + std::to_string(bytes[0]));
   }
@@ -306,15 +317,47 @@ void VclockEngine::on_need_ack(Rank src, const P2PHeader& h) {
   Slot& s = q.at(h.seq);
   if (s.answered || s.ack_wanted) return;
   s.ack_wanted = true;
-  if (!s.receive) ++wanted_unbound_;
+  if (!s.receive) {
+    ++wanted_unbound_;
+    maybe_defer(key, h.seq, s);
+  }
+}
+
+bool VclockEngine::could_bind_later(const PeerQueue& key) const {
+  for (const PendingReceives* p : pending_)
+    if (p->could_bind_later(key.peer, key.queue)) return true;
+  return false;
+}
+
+// A synchronous sender waits for an answer that only a receive still unbound
+// here can give, and that receive's position depends on what this rank's
+// application does next. Tell the sender, so that neither application is
+// held: each would wait for the other.
+void VclockEngine::maybe_defer(const PeerQueue& key, std::uint64_t seq, Slot& s) {
+  if (s.deferred || !could_bind_later(key)) return;
+  s.deferred = true;
+  ++deferred_unbound_;
+  send_p2p(key.peer, MsgType::Deferred, 0, key.queue, seq, nullptr);
+}
+
+void VclockEngine::recheck_deferrals() {
+  if (wanted_unbound_ == deferred_unbound_) return;
+  for (auto& [key, q] : in_) {
+    for (std::size_t i = 0; i < q.slots.size(); ++i) {
+      Slot& s = q.slots[i];
+      if (s.ack_wanted && !s.answered && !s.receive && !s.deferred) maybe_defer(key, q.base + i, s);
+    }
+  }
 }
 
 bool VclockEngine::must_not_stall() const {
-  if (unresolved_receives_ && wanted_unbound_ > 0) return true;
+  if (deferred_unbound_ > 0) return true;
   if (programs_.empty() || !head_started_) return false;
   const QueuedProgram& p = programs_.front();
   if (pc_ >= p.op_count) return false;
   const Op& op = ops_[pc_];
+  if (op.kind == OpKind::WaitAck)
+    return deferred_acks_.count(AckKey{PeerQueue{op.peer, op.queue}, op.value}) != 0;
   if (op.kind != OpKind::Wait) return false;
   const Receive* r = receives_.get(op.value);
   return r && !r->bound;
@@ -451,17 +494,23 @@ bool VclockEngine::exec_collective(const Op& op, bool complete) {
         break;
       }
       case CollectiveKind::AllToAll: {
-        // Own entry plus the entries of non-members; other members' entries
-        // are theirs to contribute (they are never smaller at their owner).
         if (!st.up) {
           st.up = pool_.acquire();
           std::fill_n(st.up, width_, 0);
         }
-        ClockValue* mine = pool_.acquire_copy(clock_.view());
-        for (const Rank m : g.members)
-          if (m != self_) mine[m.value] = 0;
-        clock_merge(pool_.view(st.up), pool_.view(mine));
-        pool_.release(mine);
+        if (op.flags & kCollectiveBlocking) {
+          // Own entry plus the entries of non-members: every other member's
+          // entry is largest at that member, which contributes it itself.
+          ClockValue* mine = pool_.acquire_copy(clock_.view());
+          for (const Rank m : g.members)
+            if (m != self_) mine[m.value] = 0;
+          clock_merge(pool_.view(st.up), pool_.view(mine));
+          pool_.release(mine);
+        } else {
+          // A member that contributes late may know more of an earlier
+          // contributor than that contributor had: send everything.
+          clock_merge(pool_.view(st.up), clock_.view());
+        }
         break;
       }
     }

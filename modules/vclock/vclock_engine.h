@@ -70,7 +70,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   ReceiveToken new_receive() override;
   void bind_receive(ReceiveToken t, Rank src, QueueId queue) override;
   void drop_receive(ReceiveToken t) override;
-  void set_unresolved_receives(bool any) override { unresolved_receives_ = any; }
+  void add_pending_receives(const PendingReceives* p) override { pending_.push_back(p); }
   SendToken reserve_send(Rank dst, QueueId queue) override;
 
   // Diagnostics for tests.
@@ -88,6 +88,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     bool merged = false;          // the bound receive merged it
     bool answered = false;        // acknowledgement sent (or not needed)
     bool ack_wanted = false;      // the sender waits for the answer
+    bool deferred = false;        // the sender was told the answer is deferred
   };
   struct InQueue {
     std::uint64_t base = 1;  // position of slots.front()
@@ -145,6 +146,9 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   void on_signal(Rank src, const P2PHeader& h, ClockSpan clock);
   void on_ack(Rank src, const P2PHeader& h, ClockSpan clock);
   void on_need_ack(Rank src, const P2PHeader& h);
+  void maybe_defer(const PeerQueue& key, std::uint64_t seq, Slot& s);
+  void recheck_deferrals();
+  bool could_bind_later(const PeerQueue& key) const;
   void on_collective(Rank src, const CollHeader& h, ClockSpan clock);
   void send_p2p(Rank dst, MsgType type, std::uint16_t flags, QueueId q, std::uint64_t seq,
                 const ClockValue* clock);
@@ -194,8 +198,12 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     }
   };
   std::unordered_map<AckKey, ClockValue*, AckKeyHash> acks_;
-  std::size_t wanted_unbound_ = 0;  // acknowledgements wanted for unbound slots
-  bool unresolved_receives_ = false;
+  std::size_t wanted_unbound_ = 0;   // answers wanted for slots without a receive
+  std::size_t deferred_unbound_ = 0; // of those, the ones told "deferred"
+  std::vector<const PendingReceives*> pending_;
+  // Answers the receivers said they cannot give before their application
+  // goes on; a send waiting for one of them must not stall its application.
+  std::unordered_set<AckKey, AckKeyHash> deferred_acks_;
 
   std::unordered_map<GroupId, GroupInfo> groups_;
   std::unordered_map<CollKey, CollState, CollKeyHash> collectives_;

@@ -133,6 +133,31 @@ int main(int argc, char **argv) {
     sum += rq.digest;
   }
 
+  /* The receive of a synchronous send completes only after the receiver got
+   * a message the sender sent after its Ssend returned. The answer must come
+   * from the receive's posting, not its completion, and must not wait for
+   * the completion: once with a specific Irecv, once with a wildcard one
+   * (whose queue position is known only at its completion). */
+  for (int wild = 0; wild < 2; ++wild) {
+    /* Pairs (0,1), (2,3): the even rank only sends, the odd rank only
+     * receives, so neither side's waiting can be excused by the other's. */
+    const int partner = me ^ 1;
+    if (partner < n) {
+      if (me % 2 == 0) {
+        gt_send("sync", sb[4], MSG, partner, 12, W);
+        gt_send("std", sb[5], MSG, partner, 13, W);
+      } else {
+        gt_reqs rq;
+        gt_reqs_init(&rq);
+        gt_irecv(&rq, rb[4], MSG, wild ? MPI_ANY_SOURCE : partner, 12, W);
+        sum += gt_recv(rb[5], MSG, partner, 13, W, NULL);
+        gt_complete(&rq, GT_WAIT_EACH);
+        sum += rq.digest;
+      }
+    }
+    barrier();
+  }
+
   barrier();
   printf("sync rank %d sum %lu\n", me, sum);
   gt_finalize();

@@ -2,7 +2,6 @@
 // must be a spanning tree of the group (every position reached exactly once
 // from the root), parent and child views must agree, and it must be shallow.
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <vector>
 
@@ -61,8 +60,7 @@ TEST_CASE("binomial trees span the group for every size and root", "[binomial]")
         REQUIRE(tree.child_count(p) == count);
         REQUIRE(count <= ceil_log2(size));
       }
-      for (std::uint32_t p = 0; p < size; ++p)
-        REQUIRE(seen_as_child[p] == (p == root ? 0u : 1u));
+      for (std::uint32_t p = 0; p < size; ++p) REQUIRE(seen_as_child[p] == (p == root ? 0u : 1u));
 
       // Walking down from the root reaches every node once (connected and
       // acyclic), never deeper than ceil(log2(size)).

@@ -3,9 +3,8 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>

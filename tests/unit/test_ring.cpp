@@ -13,9 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -28,6 +27,7 @@
 #include <vector>
 
 #include "vcx/channel/attach.h"
+#include "vcx/channel/futex.h"
 #include "vcx/channel/ring.h"
 #include "vcx/channel/shared_channel.h"
 #include "vcx/types.h"
@@ -44,8 +44,8 @@ using Clock = std::chrono::steady_clock;
 struct Deadline {
   Clock::time_point end;
   explicit Deadline(double seconds)
-      : end(Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                               std::chrono::duration<double>(seconds))) {}
+      : end(Clock::now() +
+            std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds))) {}
   bool passed() const { return Clock::now() >= end; }
 };
 
@@ -96,19 +96,33 @@ bool hook_alive(void* ctx) { return static_cast<HookState*>(ctx)->alive.load(); 
 
 ch::ProducerHooks hooks_for(HookState& h) { return ch::ProducerHooks{&h, &hook_wake, &hook_alive}; }
 
+// Wakes every sleeper on the block so that it re-checks its conditions; used
+// only by hang guards, never to make a test pass.
+void nudge(ch::ChannelControl* c) {
+  c->reply_futex.fetch_add(1);
+  ch::futex_wake_all(&c->reply_futex);
+  c->space_futex.fetch_add(1);
+  ch::futex_wake_all(&c->space_futex);
+}
+
 // Joins a helper thread on every exit path (also when an assertion throws),
 // after telling it to give up.
 class Worker {
  public:
-  Worker(HookState& h, std::function<void()> body) : h_(h), t_(std::move(body)) {}
+  Worker(HookState& h, ch::ChannelControl* c, std::function<void()> body)
+      : h_(h), c_(c), t_(std::move(body)) {}
   ~Worker() { stop(); }
   void stop() {
     h_.alive = false;
-    if (t_.joinable()) t_.join();
+    if (t_.joinable()) {
+      nudge(c_);
+      t_.join();
+    }
   }
 
  private:
   HookState& h_;
+  ch::ChannelControl* c_;
   std::thread t_;
 };
 
@@ -158,7 +172,8 @@ std::string check_record(const EventHeader* h, std::uint64_t seq, std::size_t ma
   if (h->type != type_for(seq)) return "wrong type at seq " + std::to_string(seq);
   if (h->flags != flags_for(seq)) return "wrong flags at seq " + std::to_string(seq);
   if (h->payload_size != n) return "wrong payload size at seq " + std::to_string(seq);
-  if (h->size != vcx::event_record_size(n)) return "wrong record size at seq " + std::to_string(seq);
+  if (h->size != vcx::event_record_size(n))
+    return "wrong record size at seq " + std::to_string(seq);
   std::vector<std::uint8_t> want(n);
   fill_payload(want.data(), n, seq);
   if (n && std::memcmp(h + 1, want.data(), n) != 0)
@@ -218,7 +233,7 @@ TEST_CASE("ring: records arrive once, in order, intact, across wrap-around (thre
   LayoutModel layout{kCap};
   std::string producer_error;
   {
-    Worker w(hooks, [&] {
+    Worker w(hooks, block.c(), [&] {
       for (std::uint64_t s = 1; s <= kRecords; ++s) {
         layout.add(payload_size_for(s, maxp));
         if (!produce(prod, s)) {
@@ -260,8 +275,8 @@ TEST_CASE("ring: a producer in a forked process, mapping the same memfd", "[ring
     struct Guard {
       pid_t parent;
     } guard{::getppid()};
-    ch::ProducerHooks hooks{&guard, nullptr,
-                            [](void* ctx) { return ::getppid() == static_cast<Guard*>(ctx)->parent; }};
+    ch::ProducerHooks hooks{
+        &guard, nullptr, [](void* ctx) { return ::getppid() == static_cast<Guard*>(ctx)->parent; }};
     // No spinning: every wait for a reply sleeps on the shared futex.
     ch::RingProducer p(c, hooks, ch::WaitPolicy{0, 50'000'000});
     for (std::uint64_t s = 1; s <= kRecords; ++s) {
@@ -391,7 +406,7 @@ TEST_CASE("ring: a full ring makes the producer wait, and nothing is dropped", "
   };
 
   CHECK(block.c()->backpressure_ns.load() == 0);
-  Worker w(hooks, [&] {
+  Worker w(hooks, block.c(), [&] {
     for (std::uint64_t s = 1; s <= kRecords; ++s) {
       if (!push(s)) {
         producer_error = "push failed at " + std::to_string(s);
@@ -434,7 +449,7 @@ TEST_CASE("ring: a producer waiting for space gives up when the tool fails", "[r
   std::atomic<std::uint64_t> failed_at{0};
   const auto start = Clock::now();
   {
-    Worker w(hooks, [&] {
+    Worker w(hooks, block.c(), [&] {
       for (std::uint64_t s = 1; s < 1000; ++s) {
         if (!prod.begin(Model::Example, 1, 0, 100)) {
           failed_at = s;
@@ -445,9 +460,9 @@ TEST_CASE("ring: a producer waiting for space gives up when the tool fails", "[r
     });
     REQUIRE(eventually([&] { return block.c()->producer_waiting.load() == 1; }));
     cons.set_tool_state(ch::ToolState::Failed);
-    REQUIRE(eventually([&] { return failed_at.load() != 0; }, 30));
+    REQUIRE(eventually([&] { return failed_at.load() != 0; }, 20));
   }
-  CHECK(Clock::now() - start < std::chrono::seconds(30));
+  CHECK(Clock::now() - start < std::chrono::seconds(15));
   // Everything pushed before the failure is still there, in order.
   const std::uint64_t pushed = failed_at.load() - 1;
   CHECK(pushed * vcx::event_record_size(100) <= kCap);
@@ -574,7 +589,7 @@ TEST_CASE("ring: a consumer sleeping on an eventfd woken by the hook never misse
   std::uint64_t sleeps = 0, wake_reads = 0, odd_reads = 0;
   std::string consumer_error;
   {
-    Worker w(hooks, [&] {
+    Worker w(hooks, block.c(), [&] {
       std::uint64_t seq = 0;
       for (std::uint64_t b = 0; b < kBursts && hooks.alive; ++b) {
         // Half of the bursts land on a consumer known to be asleep; the
@@ -645,7 +660,7 @@ TEST_CASE("ring: wait_reply returns once the tool replied, from another thread",
   ch::RingConsumer cons(block.c());
   std::atomic<std::uint64_t> replied{0};
   {
-    Worker w(hooks, [&] {
+    Worker w(hooks, block.c(), [&] {
       while (hooks.alive && replied.load() < kRounds) {
         const EventHeader* h = cons.peek();
         if (!h) {
@@ -713,15 +728,22 @@ TEST_CASE("ring: wait_reply reports ToolGone when the tool fails while it sleeps
   REQUIRE(prod.begin(Model::Example, 1, vcx::kEventNeedsReply, 0));
   const std::uint64_t s = prod.commit();
   const auto start = Clock::now();
+  std::atomic<bool> returned{false};
   std::thread tool([&] {
     eventually([&] { return block.c()->app_sleeping.load() == 1; });
     cons.set_tool_state(ch::ToolState::Failed);
+    // Hang guard: a sleeper that was not woken is ended through its liveness hook.
+    if (!eventually([&] { return returned.load(); }, 20)) {
+      hooks.alive = false;
+      nudge(block.c());
+    }
   });
   const ch::WaitResult r = prod.wait_reply(s);
+  returned = true;
   tool.join();
   CHECK(r == ch::WaitResult::ToolGone);
   // Only the wake-up from set_tool_state can end the wait this early.
-  CHECK(Clock::now() - start < std::chrono::seconds(30));
+  CHECK(Clock::now() - start < std::chrono::seconds(15));
   CHECK(block.c()->tool_state.load() == static_cast<std::uint32_t>(ch::ToolState::Failed));
 }
 

@@ -1,9 +1,8 @@
 // Vector clock primitives against a naive element-by-element reference, on
 // random vectors of many sizes (odd ones too, so a vectorised loop's tail is
 // exercised) and values across the whole 64-bit range.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -33,11 +32,16 @@ bool ref_leq(const Vec& a, const Vec& b) {
 // a comparison written with the wrong operator or a narrowing cast shows up.
 ClockValue draw(std::mt19937_64& rng) {
   switch (rng() % 6) {
-    case 0: return 0;
-    case 1: return rng() % 4;
-    case 2: return std::numeric_limits<ClockValue>::max() - rng() % 3;
-    case 3: return (ClockValue{1} << 32) + rng() % 3 - 1;  // around the 32-bit boundary
-    default: return rng();
+    case 0:
+      return 0;
+    case 1:
+      return rng() % 4;
+    case 2:
+      return std::numeric_limits<ClockValue>::max() - rng() % 3;
+    case 3:
+      return (ClockValue{1} << 32) + rng() % 3 - 1;  // around the 32-bit boundary
+    default:
+      return rng();
   }
 }
 
@@ -52,14 +56,16 @@ Vec related_vec(std::mt19937_64& rng, const Vec& a) {
   Vec b = a;
   for (auto& x : b) {
     switch (rng() % 4) {
-      case 0: break;
+      case 0:
+        break;
       case 1:
         if (x != std::numeric_limits<ClockValue>::max()) ++x;
         break;
       case 2:
         if (x != 0) --x;
         break;
-      default: x = draw(rng);
+      default:
+        x = draw(rng);
     }
   }
   return b;

@@ -53,6 +53,15 @@ enum SignalFlags : std::uint16_t {
   kSignalSynchronous = 1u << 0,  // the receiver answers with its clock
 };
 
+enum CollectiveFlags : std::uint16_t {
+  // Contribution and completion are one call (a blocking collective): no
+  // member can learn anything new between contributing and completing, so an
+  // all-to-all member need only contribute its own entry and the entries of
+  // non-members (paper 000, III-G). Without it, members contribute their
+  // whole clock.
+  kCollectiveBlocking = 1u << 0,
+};
+
 struct Op {
   OpKind kind{};
   std::uint16_t flags = 0;

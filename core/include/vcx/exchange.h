@@ -12,6 +12,13 @@
 
 namespace vcx {
 
+// Implemented by translators: receives posted but not yet bound to a queue.
+class PendingReceives {
+ public:
+  virtual ~PendingReceives() = default;
+  virtual bool could_bind_later(Rank src, QueueId queue) const = 0;
+};
+
 // Calls a translator makes while it translates events. Translation runs in
 // program order as soon as an event is read, usually long before the
 // program's clocks can be computed.
@@ -32,11 +39,12 @@ class ExchangeControl {
   // A receive that will never match (cancelled, or to MPI_PROC_NULL).
   virtual void drop_receive(ReceiveToken t) = 0;
 
-  // The translator holds receives whose queue position depends on events the
-  // application has not reported yet (e.g. an earlier wildcard receive still
-  // pending). While true, the tool does not make the application wait where
-  // that could deadlock.
-  virtual void set_unresolved_receives(bool any) = 0;
+  // Lets the engine ask whether a posted receive may still be bound to
+  // (src, queue): its position depends on events the application has not
+  // reported yet (e.g. an earlier wildcard receive still pending). Where a
+  // wait depends on such a receive, the tool does not make the applications
+  // wait, because that could deadlock them.
+  virtual void add_pending_receives(const class PendingReceives* p) = 0;
 
   // Numbers the next signal from this process on (dst, queue). Every Signal
   // op carries the seq reserved for it here, in program order.
@@ -78,7 +86,7 @@ class ExchangeEngine {
   virtual void run() = 0;
   virtual bool idle() const = 0;  // nothing queued
   // True while making the application wait could deadlock (see
-  // ExchangeControl::set_unresolved_receives): the tool then answers at once.
+  // ExchangeControl::add_pending_receives): the tool then answers at once.
   virtual bool must_not_stall() const = 0;
   // Human-readable description of what the head program waits for.
   virtual std::string blocked_on() const = 0;

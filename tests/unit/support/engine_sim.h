@@ -57,8 +57,8 @@ class Network {
   Network(std::uint32_t n, std::uint64_t seed) : n_(n), rng_(seed), queues_(n * n), handlers_(n) {}
 
   void send(Rank src, Rank dst, PeerChannel ch, std::span<const std::uint8_t> bytes) {
-    if (dst.value >= n_) throw SimFatal("send to rank " + std::to_string(dst.value) + " of " +
-                                        std::to_string(n_));
+    if (dst.value >= n_)
+      throw SimFatal("send to rank " + std::to_string(dst.value) + " of " + std::to_string(n_));
     queues_[src.value * n_ + dst.value].push_back(
         Msg{ch, std::vector<std::uint8_t>(bytes.begin(), bytes.end())});
     ++sent_;
@@ -112,7 +112,9 @@ class SimTransport final : public PeerTransport {
   void send(Rank dst, PeerChannel ch, std::span<const std::uint8_t> payload) override {
     net_.send(self_, dst, ch, payload);
   }
-  void set_handler(PeerChannel ch, Handler h) override { net_.set_handler(self_, ch, std::move(h)); }
+  void set_handler(PeerChannel ch, Handler h) override {
+    net_.set_handler(self_, ch, std::move(h));
+  }
   Rank self() const override { return self_; }
   std::uint32_t size() const override { return size_; }
 
@@ -172,6 +174,30 @@ class Recorder final : public ClockedCallObserver {
   std::vector<Call> calls;
 };
 
+// Stands in for a translator's unbound receives: says which (source, queue)
+// a receive not yet bound here may still be bound to.
+class SimPending final : public PendingReceives {
+ public:
+  bool could_bind_later(Rank src, QueueId q) const override {
+    return all_ || keys_.count({src.value, q.a, q.b}) != 0;
+  }
+  void set(Rank src, QueueId q, bool on) {
+    if (on)
+      keys_.insert({src.value, q.a, q.b});
+    else
+      keys_.erase({src.value, q.a, q.b});
+  }
+  void set_all(bool on) { all_ = on; }
+  void clear() {
+    keys_.clear();
+    all_ = false;
+  }
+
+ private:
+  bool all_ = false;
+  std::set<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>> keys_;
+};
+
 // ---------------------------------------------------------------------------
 // Programs
 
@@ -207,7 +233,13 @@ struct Prog {
   Prog& wait_ack(const SendToken& t) { return wait_ack(t.dst, t.queue, t.seq); }
   Prog& contribute(const CollectiveRef& c) { return coll_op(OpKind::CollectiveContribute, c); }
   Prog& complete(const CollectiveRef& c) { return coll_op(OpKind::CollectiveComplete, c); }
-  Prog& collective(const CollectiveRef& c) { return contribute(c).complete(c); }
+  // A blocking collective: one call contributes and completes, which lets
+  // the engine use the sparse all-to-all contribution.
+  Prog& collective(const CollectiveRef& c) {
+    coll_op(OpKind::CollectiveContribute, c);
+    ops.back().flags = kCollectiveBlocking;
+    return complete(c);
+  }
 
  private:
   Prog& token_op(OpKind k, ReceiveToken t) {
@@ -254,7 +286,8 @@ class ReferenceModel {
     dropped_.insert({r.value, t.value});
     auto it = bindings_.find({r.value, t.value});
     if (it == bindings_.end()) return;
-    auto& v = order_[std::make_tuple(r.value, it->second.src.value, it->second.q.a, it->second.q.b)];
+    auto& v =
+        order_[std::make_tuple(r.value, it->second.src.value, it->second.q.a, it->second.q.b)];
     v.erase(std::remove(v.begin(), v.end(), t.value), v.end());
     bindings_.erase(it);
   }
@@ -274,8 +307,8 @@ class ReferenceModel {
     for (std::uint32_t r = 0; r < n_; ++r)
       if (s.prog[r] < programs_[r].size())
         throw std::logic_error("reference model: rank " + std::to_string(r) +
-                               " cannot finish program " + std::to_string(s.prog[r]) +
-                               " op " + std::to_string(s.op[r]));
+                               " cannot finish program " + std::to_string(s.prog[r]) + " op " +
+                               std::to_string(s.op[r]));
     return s.out;
   }
 
@@ -433,6 +466,7 @@ class EngineSim {
       node->engine = node->plugin->engine();
       if (!node->engine) throw std::runtime_error("the vclock plugin is not an engine");
       node->engine->add_observer(&node->rec);
+      node->engine->control().add_pending_receives(&node->pending);
       nodes_.push_back(std::move(node));
     }
   }
@@ -448,7 +482,10 @@ class EngineSim {
   ExchangeEngine& engine(std::uint32_t r) { return *nodes_.at(r)->engine; }
   ExchangeControl& control(std::uint32_t r) { return nodes_.at(r)->engine->control(); }
   SimHost& host(std::uint32_t r) { return *nodes_.at(r)->host; }
-  const std::vector<Recorder::Call>& calls(std::uint32_t r) const { return nodes_.at(r)->rec.calls; }
+  SimPending& pending(std::uint32_t r) { return nodes_.at(r)->pending; }
+  const std::vector<Recorder::Call>& calls(std::uint32_t r) const {
+    return nodes_.at(r)->rec.calls;
+  }
   Network& net() { return net_; }
   ReferenceModel& reference() { return ref_; }
 
@@ -550,7 +587,8 @@ class EngineSim {
     run_all();
     std::uint64_t k = 0;
     while (step())
-      if (++k > max) throw std::runtime_error("drain: more than " + std::to_string(max) + " messages");
+      if (++k > max)
+        throw std::runtime_error("drain: more than " + std::to_string(max) + " messages");
   }
   bool all_idle() const {
     for (const auto& n : nodes_)
@@ -652,6 +690,7 @@ class EngineSim {
     Plugin* plugin = nullptr;
     ExchangeEngine* engine = nullptr;
     Recorder rec;
+    SimPending pending;
     std::uint64_t event_seq = 0;
     std::uint64_t clocked = 0;
     std::vector<ProgramInfo> programs;

@@ -116,7 +116,20 @@ void MpiTranslator::translate(const EventHeader& ev, ExchangeControl& ctl, CallP
     default:
       host_.fatal("mpi: unknown event type " + std::to_string(ev.type));
   }
-  ctl.set_unresolved_receives(unbound_ > 0);
+}
+
+bool MpiTranslator::could_bind_later(Rank src, QueueId queue) const {
+  if (unbound_ == 0) return false;
+  auto it = by_id_.find(GroupId{queue.a});
+  if (it == by_id_.end()) return false;
+  const CommPtr c = it->second.lock();
+  if (!c) return false;
+  const auto tag = static_cast<std::int32_t>(static_cast<std::uint32_t>(queue.b));
+  // Receives resolved but still unbound wait for an unresolved one that could
+  // match the same queue, so looking at the unresolved ones is enough.
+  for (const PostedReceive& p : c->posted)
+    if (!p.resolved && could_match(p, src, tag)) return true;
+  return false;
 }
 
 void MpiTranslator::on_init(const InitEvent& e, ExchangeControl& ctl) {
@@ -127,13 +140,19 @@ void MpiTranslator::on_init(const InitEvent& e, ExchangeControl& ctl) {
   world->id = world_comm_id();
   world->members.resize(world_size_);
   for (std::uint32_t r = 0; r < world_size_; ++r) world->members[r] = Rank{r};
+  if (!pending_registered_) {
+    ctl.add_pending_receives(this);
+    pending_registered_ = true;
+  }
   ctl.register_group(world->id, world->members);
+  by_id_[world->id] = world;
   comms_[e.comm_world] = world;
 
   auto self = std::make_shared<CommData>();
   self->id = self_comm_id(self_);
   self->members = {self_};
   ctl.register_group(self->id, self->members);
+  by_id_[self->id] = self;
   comms_[e.comm_self] = self;
 }
 
@@ -211,6 +230,16 @@ void MpiTranslator::resolve_receive(const CommPtr& c, ReceiveToken t, std::int32
   bind_ready(*c, ctl);
 }
 
+void MpiTranslator::forget_posted(CommData& c, ReceiveToken t, ExchangeControl& ctl) {
+  for (auto it = c.posted.begin(); it != c.posted.end(); ++it) {
+    if (it->token != t) continue;
+    c.posted.erase(it);
+    --unbound_;
+    bind_ready(c, ctl);  // receives it held back may be placed now
+    return;
+  }
+}
+
 void MpiTranslator::bind_ready(CommData& c, ExchangeControl& ctl) {
   // A resolved receive takes the next position of its queue unless an
   // earlier receive still in the list could take a message of that queue
@@ -273,6 +302,7 @@ void MpiTranslator::on_completion(const std::uint8_t* payload, std::size_t size,
     switch (r.kind) {
       case ReqKind::Receive:
         if (c.cancelled || c.source == kRankProcNull) {
+          forget_posted(*r.comm, r.receive, ctl);
           ctl.drop_receive(r.receive);
           break;
         }
@@ -334,6 +364,7 @@ void MpiTranslator::on_collective(Call call, const CollectiveEvent& e, ExchangeC
   out.mark_clocked();
   Op op;
   op.kind = OpKind::CollectiveContribute;
+  op.flags = kCollectiveBlocking;
   op.collective = ref;
   out.push(op);
   op.kind = OpKind::CollectiveComplete;
@@ -367,6 +398,7 @@ void MpiTranslator::on_comm_create(const std::uint8_t* payload, std::size_t size
   const Rank lowest = *std::min_element(c->members.begin(), c->members.end());
   c->id = derived_comm_id(parent->id, n, lowest);
   ctl.register_group(c->id, c->members);
+  by_id_[c->id] = c;
   comms_[e.newcomm] = std::move(c);
 }
 

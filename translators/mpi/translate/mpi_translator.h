@@ -17,7 +17,7 @@
 
 namespace vcx::mpi {
 
-class MpiTranslator final : public Translator, public Plugin {
+class MpiTranslator final : public Translator, public PendingReceives, public Plugin {
  public:
   explicit MpiTranslator(ToolHost& host);
 
@@ -26,6 +26,9 @@ class MpiTranslator final : public Translator, public Plugin {
   Model model() const override { return Model::Mpi; }
   const char* call_name(std::uint16_t call) const override;
   void translate(const EventHeader& ev, ExchangeControl& ctl, CallProgram& out) override;
+
+  // PendingReceives: an unresolved wildcard receive could still take it.
+  bool could_bind_later(Rank src, QueueId queue) const override;
 
  private:
   enum class ReqKind : std::uint8_t { Send, SyncSend, Receive, Nothing };
@@ -57,6 +60,8 @@ class MpiTranslator final : public Translator, public Plugin {
   void resolve_receive(const CommPtr& c, ReceiveToken t, std::int32_t status_source,
                        std::int32_t status_tag, ExchangeControl& ctl);
   void bind_ready(CommData& c, ExchangeControl& ctl);
+  // A posted receive that will never match (cancelled): stop holding others back.
+  void forget_posted(CommData& c, ReceiveToken t, ExchangeControl& ctl);
 
   const CommPtr& comm(std::uint64_t handle);
   Rank world_of(const CommData& c, std::int32_t comm_rank);
@@ -68,8 +73,10 @@ class MpiTranslator final : public Translator, public Plugin {
   Rank self_;
   std::uint32_t world_size_;
   std::unordered_map<std::uint64_t, CommPtr> comms_;
+  std::unordered_map<GroupId, std::weak_ptr<CommData>> by_id_;
   std::unordered_map<std::uint64_t, Request> requests_;
   std::size_t unbound_ = 0;  // posted receives not yet bound, over all communicators
+  bool pending_registered_ = false;
 };
 
 }  // namespace vcx::mpi

@@ -1,0 +1,23 @@
+#!/bin/sh
+# `cmake --install` yields a relocatable tree: install, move it elsewhere,
+# and run a traced program with the moved copy.
+set -eu
+build="$1"
+work="$(mktemp -d "${TMPDIR:-/tmp}/vcx-install-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+cmake --install "$build" --prefix "$work/first" >/dev/null
+mv "$work/first" "$work/moved"
+p="$work/moved"
+for f in bin/vcx-run bin/vcx-trace bin/vcx-toolproc lib/libvcxcore.so \
+         lib/vcx/libvcx-mpi-intercept.so lib/vcx/vcx-engine-vclock.so \
+         lib/vcx/vcx-translator-mpi.so lib/vcx/vcx-module-trace.so; do
+  [ -e "$p/$f" ] || { echo "missing from the installation: $f" >&2; exit 1; }
+done
+
+"$p/bin/vcx-run" -n 2 --trace "$work/trace" -- "$build/examples/vcx-example-ring" >"$work/out"
+grep -q "checksum" "$work/out" || { echo "the example printed nothing" >&2; cat "$work/out" >&2; exit 1; }
+"$p/bin/vcx-trace" export "$work/trace" >"$work/trace.jsonl"
+grep -q '"rank":1,.*"call":"MPI_Allreduce"' "$work/trace.jsonl" ||
+  { echo "the trace lacks rank 1's MPI_Allreduce" >&2; cat "$work/trace.jsonl" >&2; exit 1; }
+echo "installed tree works after moving it"
