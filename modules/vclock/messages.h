@@ -14,6 +14,7 @@ enum class MsgType : std::uint8_t {
   CollUp = 4,    // a subtree's combined contribution, towards the tree root
   CollDown = 5,  // the result (or the root's clock), away from the tree root
   Deferred = 6,  // the answer waits for the receiver's application (no clock)
+  CollCross = 7, // a side's combined contribution, to the other side's root
 };
 
 struct P2PHeader {

@@ -128,7 +128,12 @@ SendToken VclockEngine::reserve_send(Rank dst, QueueId queue) {
   return SendToken{dst, queue, ++next};
 }
 
-ReceiveToken VclockEngine::new_receive() { return ReceiveToken{receives_.create()}; }
+ReceiveToken VclockEngine::new_receive(bool answers_synchronous) {
+  const std::uint64_t t = receives_.create();
+  // Without an answer to give, the receive needs no snapshot.
+  if (!answers_synchronous) receives_.get(t)->snapshot_taken = true;
+  return ReceiveToken{t};
+}
 
 void VclockEngine::bind_receive(ReceiveToken t, Rank src, QueueId queue) {
   Receive* r = receives_.get(t.value);
@@ -144,7 +149,45 @@ void VclockEngine::bind_receive(ReceiveToken t, Rank src, QueueId queue) {
     if (s.deferred) --deferred_unbound_;
   }
   try_answer(*r, t.value);
+  if (r->abandoned) {
+    s.discard = true;
+    if (s.arrived) discard_slot(q, s);
+    r->merged = true;
+  }
   maybe_release_receive(t.value);
+}
+
+void VclockEngine::abandon_receive(ReceiveToken t) {
+  Receive* r = receives_.get(t.value);
+  if (!r || r->merged) return;
+  r->abandoned = true;
+  if (!r->bound) return;  // handled when it is bound
+  InQueue& q = in_[r->key];
+  if (r->pos >= q.base) {
+    Slot& s = q.at(r->pos);
+    s.discard = true;
+    if (s.arrived) discard_slot(q, s);
+  }
+  r->merged = true;
+  maybe_release_receive(t.value);
+}
+
+void VclockEngine::discard_slot(InQueue& q, Slot& s) {
+  pool_.release(s.clock);
+  s.clock = nullptr;
+  s.merged = true;
+  trim(q);
+}
+
+void VclockEngine::discard_answer(const SendToken& t) {
+  const AckKey key{PeerQueue{t.dst, t.queue}, t.seq};
+  auto it = acks_.find(key);
+  if (it != acks_.end()) {
+    pool_.release(it->second);
+    acks_.erase(it);
+    return;
+  }
+  discarded_acks_.insert(key);
 }
 
 void VclockEngine::drop_receive(ReceiveToken t) {
@@ -245,7 +288,7 @@ void VclockEngine::send_p2p(Rank dst, MsgType type, std::uint16_t flags, QueueId
 void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
   if (bytes.empty()) return;
   const auto type = static_cast<MsgType>(bytes[0]);
-  if (type == MsgType::CollUp || type == MsgType::CollDown) {
+  if (type == MsgType::CollUp || type == MsgType::CollDown || type == MsgType::CollCross) {
     CollHeader h;
     if (bytes.size() < sizeof h) host_.fatal("vclock: short collective message");
     std::memcpy(&h, bytes.data(), sizeof h);
@@ -296,6 +339,13 @@ void VclockEngine::on_signal(Rank src, const P2PHeader& h, ClockSpan clock) {
   s.synchronous = (h.flags & kSignalSynchronous) != 0;
   s.answered = !s.synchronous;
   s.clock = const_cast<ClockValue*>(clock.data());  // from the pool, owned by the slot now
+  if (s.discard) {
+    const std::uint64_t token = s.receive;  // the slot may be trimmed below
+    if (Receive* r = receives_.get(token)) try_answer(*r, token);
+    discard_slot(q, q.at(h.seq));
+    maybe_release_receive(token);
+    return;
+  }
   if (s.receive) {
     if (Receive* r = receives_.get(s.receive)) {
       const std::uint64_t token = s.receive;
@@ -306,8 +356,12 @@ void VclockEngine::on_signal(Rank src, const P2PHeader& h, ClockSpan clock) {
 }
 
 void VclockEngine::on_ack(Rank src, const P2PHeader& h, ClockSpan clock) {
-  acks_[AckKey{PeerQueue{src, QueueId{h.queue_a, h.queue_b}}, h.seq}] =
-      const_cast<ClockValue*>(clock.data());
+  const AckKey key{PeerQueue{src, QueueId{h.queue_a, h.queue_b}}, h.seq};
+  if (discarded_acks_.erase(key) != 0) {
+    pool_.release(const_cast<ClockValue*>(clock.data()));
+    return;
+  }
+  acks_[key] = const_cast<ClockValue*>(clock.data());
 }
 
 void VclockEngine::on_need_ack(Rank src, const P2PHeader& h) {
@@ -387,255 +441,6 @@ std::string VclockEngine::blocked_on() const {
     default:
       return what;
   }
-}
-
-// ---------------------------------------------------------------------------
-// Collectives
-
-void VclockEngine::register_group(GroupId id, std::span<const Rank> members) {
-  auto [it, inserted] = groups_.try_emplace(id);
-  if (!inserted) {
-    if (!std::equal(members.begin(), members.end(), it->second.members.begin(),
-                    it->second.members.end()))
-      host_.fatal("vclock: group " + std::to_string(id.value) +
-                  " registered twice with different members");
-    return;
-  }
-  GroupInfo& g = it->second;
-  g.members.assign(members.begin(), members.end());
-  for (std::size_t i = 0; i < g.members.size(); ++i)
-    if (g.members[i] == self_) g.self_pos = static_cast<std::int64_t>(i);
-  // Messages that arrived before the group was known can be routed now.
-  std::vector<CollKey> waiting;
-  for (auto& [key, st] : collectives_)
-    if (key.group == id && !st.early.empty()) waiting.push_back(key);
-  for (const CollKey& key : waiting) {
-    auto cit = collectives_.find(key);
-    if (cit != collectives_.end()) init_coll(key, cit->second);
-  }
-}
-
-std::uint32_t VclockEngine::tree_root_pos(const GroupInfo& g, const CollState& st) const {
-  if (st.kind == CollectiveKind::AllToAll) return 0;
-  for (std::size_t i = 0; i < g.members.size(); ++i)
-    if (g.members[i] == st.root) return static_cast<std::uint32_t>(i);
-  return 0;
-}
-
-VclockEngine::CollState& VclockEngine::coll_state(const CollKey& key, CollectiveKind kind,
-                                                  Rank root) {
-  auto [it, inserted] = collectives_.try_emplace(key);
-  if (inserted) {
-    it->second.kind = kind;
-    it->second.root = root;
-  }
-  return it->second;
-}
-
-bool VclockEngine::init_coll(const CollKey& key, CollState& st) {
-  if (st.initialised) return true;
-  auto git = groups_.find(key.group);
-  if (git == groups_.end()) return false;
-  const GroupInfo& g = git->second;
-  if (g.self_pos < 0)
-    host_.fatal("vclock: collective on group " + std::to_string(key.group.value) +
-                " which does not contain this rank");
-  st.initialised = true;
-  const auto size = static_cast<std::uint32_t>(g.members.size());
-  const BinomialTree tree(size, tree_root_pos(g, st));
-  if (st.kind != CollectiveKind::OneToAll)
-    st.children_expected = tree.child_count(static_cast<std::uint32_t>(g.self_pos));
-  // Replay what came before the group was known.
-  auto early = std::move(st.early);
-  st.early.clear();
-  for (auto& bytes : early) on_message(Rank{static_cast<std::uint32_t>(
-                                           bytes[bytes.size() - 4] |
-                                           (bytes[bytes.size() - 3] << 8) |
-                                           (bytes[bytes.size() - 2] << 16) |
-                                           (bytes[bytes.size() - 1] << 24))},
-                                       std::span<const std::uint8_t>(bytes.data(), bytes.size() - 4));
-  return true;
-}
-
-bool VclockEngine::exec_collective(const Op& op, bool complete) {
-  const CollectiveRef& c = op.collective;
-  const CollKey key{c.group, c.instance};
-  const bool is_root = c.root == self_;
-  call_group_ = c.group;
-  // Roles without a part in this half: nothing to do, and no state to keep.
-  if (!complete && c.kind == CollectiveKind::AllToOne && is_root) return true;
-  if (!complete && c.kind == CollectiveKind::OneToAll && !is_root) return true;
-  if (complete && c.kind == CollectiveKind::AllToOne && !is_root) return true;
-  if (complete && c.kind == CollectiveKind::OneToAll && is_root) return true;
-
-  CollState& st = coll_state(key, c.kind, c.root);
-  if (!init_coll(key, st)) host_.fatal("vclock: collective on an unregistered group");
-  const GroupInfo& g = groups_.at(key.group);
-
-  if (!complete) {
-    if (st.contributed) return true;
-    st.contributed = true;
-    switch (c.kind) {
-      case CollectiveKind::OneToAll: {
-        st.down = pool_.acquire_copy(clock_.view());
-        st.down_ready = true;
-        const BinomialTree tree(static_cast<std::uint32_t>(g.members.size()), tree_root_pos(g, st));
-        tree.for_each_child(static_cast<std::uint32_t>(g.self_pos), [&](std::uint32_t child) {
-          send_coll(g.members[child], MsgType::CollDown, key, st, st.down);
-        });
-        break;
-      }
-      case CollectiveKind::AllToOne: {
-        if (!st.up) {
-          st.up = pool_.acquire();
-          std::fill_n(st.up, width_, 0);
-        }
-        clock_merge(pool_.view(st.up), clock_.view());
-        break;
-      }
-      case CollectiveKind::AllToAll: {
-        if (!st.up) {
-          st.up = pool_.acquire();
-          std::fill_n(st.up, width_, 0);
-        }
-        if (op.flags & kCollectiveBlocking) {
-          // Own entry plus the entries of non-members: every other member's
-          // entry is largest at that member, which contributes it itself.
-          ClockValue* mine = pool_.acquire_copy(clock_.view());
-          for (const Rank m : g.members)
-            if (m != self_) mine[m.value] = 0;
-          clock_merge(pool_.view(st.up), pool_.view(mine));
-          pool_.release(mine);
-        } else {
-          // A member that contributes late may know more of an earlier
-          // contributor than that contributor had: send everything.
-          clock_merge(pool_.view(st.up), clock_.view());
-        }
-        break;
-      }
-    }
-    coll_progress(key, st);
-    coll_maybe_erase(key);
-    return true;
-  }
-
-  // Completion: merge the result. A root without children has nothing to
-  // wait for; let it finish its (empty) up phase now.
-  coll_progress(key, st);
-  switch (c.kind) {
-    case CollectiveKind::AllToOne:
-      if (!st.up_done) return false;
-      if (st.up) clock_.merge(pool_.view(st.up));
-      break;
-    case CollectiveKind::OneToAll:
-    case CollectiveKind::AllToAll:
-      if (!st.down_ready) return false;
-      clock_.merge(pool_.view(st.down));
-      break;
-  }
-  st.completed = true;
-  coll_maybe_erase(key);
-  return true;
-}
-
-void VclockEngine::coll_progress(const CollKey& key, CollState& st) {
-  if (st.kind == CollectiveKind::OneToAll || st.up_done) return;
-  if (st.children_received < st.children_expected) return;
-  const GroupInfo& g = groups_.at(key.group);
-  const bool is_root = st.root == self_;
-  const bool own_part_needed = !(st.kind == CollectiveKind::AllToOne && is_root);
-  if (own_part_needed && !st.contributed) return;
-  const auto size = static_cast<std::uint32_t>(g.members.size());
-  const BinomialTree tree(size, tree_root_pos(g, st));
-  const auto self_pos = static_cast<std::uint32_t>(g.self_pos);
-  st.up_done = true;
-  if (auto parent = tree.parent(self_pos)) {
-    send_coll(g.members[*parent], MsgType::CollUp, key, st, st.up);
-    pool_.release(st.up);
-    st.up = nullptr;
-    return;
-  }
-  if (st.kind == CollectiveKind::AllToAll) {
-    // The tree root holds the result: send it down.
-    st.down = st.up;
-    st.up = nullptr;
-    st.down_ready = true;
-    tree.for_each_child(self_pos, [&](std::uint32_t child) {
-      send_coll(g.members[child], MsgType::CollDown, key, st, st.down);
-    });
-  }
-}
-
-void VclockEngine::on_collective(Rank src, const CollHeader& h, ClockSpan clock) {
-  const CollKey key{GroupId{h.group}, h.instance};
-  CollState& st = coll_state(key, static_cast<CollectiveKind>(h.kind), Rank{h.root});
-  if (!init_coll(key, st)) {
-    // Keep the raw message with its source appended until the group is known.
-    std::vector<std::uint8_t> raw(sizeof h + clock.size_bytes() + 4);
-    std::memcpy(raw.data(), &h, sizeof h);
-    std::memcpy(raw.data() + sizeof h, clock.data(), clock.size_bytes());
-    for (int i = 0; i < 4; ++i) raw[sizeof h + clock.size_bytes() + i] = (src.value >> (8 * i)) & 0xff;
-    st.early.push_back(std::move(raw));
-    return;
-  }
-  const GroupInfo& g = groups_.at(key.group);
-  if (h.type == MsgType::CollUp) {
-    if (!st.up) {
-      st.up = pool_.acquire();
-      std::fill_n(st.up, width_, 0);
-    }
-    clock_merge(pool_.view(st.up), clock);
-    ++st.children_received;
-    coll_progress(key, st);
-  } else {
-    if (st.down_ready) host_.fatal("vclock: duplicate collective result");
-    st.down = pool_.acquire_copy(clock);
-    st.down_ready = true;
-    const BinomialTree tree(static_cast<std::uint32_t>(g.members.size()), tree_root_pos(g, st));
-    tree.for_each_child(static_cast<std::uint32_t>(g.self_pos), [&](std::uint32_t child) {
-      send_coll(g.members[child], MsgType::CollDown, key, st, st.down);
-    });
-  }
-  coll_maybe_erase(key);
-}
-
-void VclockEngine::send_coll(Rank dst, MsgType type, const CollKey& key, const CollState& st,
-                             const ClockValue* clock) {
-  CollHeader h{};
-  h.type = type;
-  h.kind = static_cast<std::uint8_t>(st.kind);
-  h.width = width_;
-  h.group = key.group.value;
-  h.instance = key.instance;
-  h.root = st.root.value;
-  const std::size_t clock_bytes = width_ * sizeof(ClockValue);
-  scratch_.resize(sizeof h + clock_bytes);
-  std::memcpy(scratch_.data(), &h, sizeof h);
-  std::memcpy(scratch_.data() + sizeof h, clock, clock_bytes);
-  transport_.send(dst, PeerChannel::Exchange, scratch_);
-}
-
-void VclockEngine::coll_maybe_erase(const CollKey& key) {
-  auto it = collectives_.find(key);
-  if (it == collectives_.end()) return;
-  CollState& st = it->second;
-  const bool is_root = st.root == self_;
-  bool done = false;
-  switch (st.kind) {
-    case CollectiveKind::AllToOne:
-      done = is_root ? st.completed : st.up_done;
-      break;
-    case CollectiveKind::OneToAll:
-      done = is_root ? st.contributed : (st.down_ready && st.completed);
-      break;
-    case CollectiveKind::AllToAll:
-      done = st.up_done && st.down_ready && st.completed;
-      break;
-  }
-  if (!done) return;
-  pool_.release(st.up);
-  pool_.release(st.down);
-  collectives_.erase(it);
 }
 
 }  // namespace vcx::vclock

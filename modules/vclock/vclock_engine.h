@@ -66,10 +66,13 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   std::uint64_t clocked_calls() const override { return clocked_calls_; }
 
   // ExchangeControl
-  void register_group(GroupId id, std::span<const Rank> members) override;
-  ReceiveToken new_receive() override;
+  void register_group(GroupId id, std::span<const Rank> members,
+                      std::uint32_t second_side) override;
+  ReceiveToken new_receive(bool answers_synchronous) override;
   void bind_receive(ReceiveToken t, Rank src, QueueId queue) override;
   void drop_receive(ReceiveToken t) override;
+  void abandon_receive(ReceiveToken t) override;
+  void discard_answer(const SendToken& t) override;
   void add_pending_receives(const PendingReceives* p) override { pending_.push_back(p); }
   SendToken reserve_send(Rank dst, QueueId queue) override;
 
@@ -89,6 +92,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     bool answered = false;        // acknowledgement sent (or not needed)
     bool ack_wanted = false;      // the sender waits for the answer
     bool deferred = false;        // the sender was told the answer is deferred
+    bool discard = false;         // nobody will wait for it: drop on arrival
   };
   struct InQueue {
     std::uint64_t base = 1;  // position of slots.front()
@@ -103,12 +107,21 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     ClockValue* snapshot = nullptr;
     bool snapshot_taken = false;
     bool merged = false;
+    bool abandoned = false;  // its completion will never be waited for
   };
 
-  // ---- collectives ----
+  // ---- collectives (collectives.cpp) ----
   struct GroupInfo {
     std::vector<Rank> members;
     std::int64_t self_pos = -1;
+    std::uint32_t second_side = 0;  // first position of the second side, 0 if none
+  };
+  // The part of the group one phase runs over: positions [base, base+size),
+  // as a binomial tree rooted at base+root.
+  struct Span {
+    std::uint32_t base = 0;
+    std::uint32_t size = 0;
+    std::uint32_t root = 0;  // relative to base
   };
   struct CollState {
     CollectiveKind kind = CollectiveKind::AllToAll;
@@ -116,10 +129,10 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     bool initialised = false;
     std::uint32_t children_expected = 0;
     std::uint32_t children_received = 0;
-    ClockValue* up = nullptr;    // subtree contribution (max)
-    ClockValue* down = nullptr;  // result / broadcast value
+    ClockValue* up = nullptr;    // what goes towards the tree root (max)
+    ClockValue* down = nullptr;  // what comes from it: result, root's clock, prefix
     bool contributed = false;
-    bool up_done = false;        // sent to the parent, or the result computed
+    bool up_done = false;        // sent on, or the result computed
     bool down_ready = false;
     bool completed = false;
     std::vector<std::vector<std::uint8_t>> early;  // messages before the group was known
@@ -159,13 +172,19 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   void try_answer(Receive& r, std::uint64_t token);
   void maybe_release_receive(std::uint64_t token);
   void trim(InQueue& q);
+  // An abandoned receive's slot: its clock is not needed.
+  void discard_slot(InQueue& q, Slot& s);
 
   // Collective helpers.
   CollState& coll_state(const CollKey& key, CollectiveKind kind, Rank root);
   bool init_coll(const CollKey& key, CollState& st);
-  void coll_progress(const CollKey& key, CollState& st);
+  Span up_span(const GroupInfo& g, const CollState& st) const;
+  Span down_span(const GroupInfo& g, const CollState& st) const;
+  void progress_up(const CollKey& key, CollState& st);
+  void progress_prefix(const CollKey& key, CollState& st);
+  void forward_down(const CollKey& key, const CollState& st);
   void coll_maybe_erase(const CollKey& key);
-  std::uint32_t tree_root_pos(const GroupInfo& g, const CollState& st) const;
+  ClockValue* zeroed_clock();
 
   ToolHost& host_;
   PeerTransport& transport_;
@@ -204,6 +223,8 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   // Answers the receivers said they cannot give before their application
   // goes on; a send waiting for one of them must not stall its application.
   std::unordered_set<AckKey, AckKeyHash> deferred_acks_;
+  // Answers nobody will wait for: released when (or if already) they arrive.
+  std::unordered_set<AckKey, AckKeyHash> discarded_acks_;
 
   std::unordered_map<GroupId, GroupInfo> groups_;
   std::unordered_map<CollKey, CollState, CollKeyHash> collectives_;

@@ -1,29 +1,43 @@
 #!/usr/bin/env python3
 """Independent vector-clock oracle for vcx (DESIGN.md section 3.1).
 
-The test programs log their own ground truth (tests/programs/gt.h): one JSON
-object per MPI call, in program order, saying which message each receive got,
-which requests each Wait/Test completed and which communicator members took
-part in each collective. From that alone this module recomputes the clock of
-every clocked call and compares it with the tool's trace as exported by
-`vcx-trace export` (JSON Lines with at least rank, seq, call, clock).
+The test programs log their own ground truth (tests/programs/gt.h, format in
+docs/testing.md): one JSON object per MPI call, in program order, saying
+which message each receive got, which requests each Wait/Test completed and
+which communicator members took part in each collective. From that alone
+this module recomputes the clock of every clocked call and compares it with
+the tool's trace as exported by `vcx-trace export` (JSON Lines with at least
+rank, seq, call, clock). The rules are those of docs/clock-rules.md:
 
-Rules implemented here:
-  * A call is clocked iff it has a signal or a wait part. send ops signal;
-    recv ops wait; completing a receive request waits; completing a sync-mode
-    send request waits (for the acknowledgement), a blocking sync send waits
-    for it within the same call; completing other sends and posting receives
-    do nothing; collectives: all_to_all signals and waits, one_to_all root
-    signals and the others wait, all_to_one root waits and the others signal.
-  * A clocked call ticks its own entry once, first; its signals deposit the
-    post-tick clock; then its waits merge (element-wise max); the recorded
-    clock is the state after all merges.
-  * The receive of a synchronous message answers the sender: a blocking
-    receive answers with its recorded clock, a non-blocking one with the
-    receiver's clock when it posted (recorded clock of the last clocked call
-    before the post, zeros if none). The sender merges the answer where the
-    send completes.
-  * Collectives match by (communicator name, k-th collective on it).
+  * A call is clocked iff it has a signal or a wait part. It ticks its own
+    entry once, first; its signals deposit the post-tick clock; its waits
+    merge (element-wise max); the recorded clock is the state after all
+    merges.
+  * Point-to-point: send ops signal; recv/mrecv ops and completing a receive
+    request wait for the message; a sync send waits for the receiver's answer
+    (blocking: in the same call; non-blocking or started persistent: where
+    the request completes). Posting a receive (Irecv, Start(all) of a
+    persistent receive, Mprobe/Improbe) does nothing; init, free, status,
+    probes and completing other sends do nothing.
+  * Synchronous answers: a blocking receive (recv op) answers with its
+    recorded clock; a posted one (post, mprobe) with the clock at its posting
+    call: that call's post-tick clock if it is itself clocked, otherwise the
+    recorded clock of the rank's last clocked call before it (zeros if none).
+  * Collectives, per member role: all_to_all (signal and wait, merges every
+    member), one_to_all (root signals; the others wait for it), all_to_one
+    (the others signal; the root waits for them), prefix (member i waits for
+    members 0..i-1 and signals when it has a member above it; a lone member
+    does both), neighbor (signals if it has out-neighbours, waits for its
+    in-neighbours if it has any). On an intercommunicator all_to_all is
+    bipartite (merges the other group) and in rooted kinds only the root and
+    the other group take part. A blocking call does both parts of its role;
+    a non-blocking initiation or persistent start does the signal part and
+    the completion of its request the wait part. Except for neighbor, the
+    role alone decides the parts, not how many peers there are (the only
+    member of a communicator, as root of an Ireduce, still waits, merging
+    nothing). What a wait merges is each source member's clock at its
+    signal part (post-tick).
+  * Collectives match by (communicator name, k-th collective op on it).
 
 Evaluation is dependency driven: every call has a "tick" node (post-tick
 clock, what it deposits) and a "clock" node (recorded clock), each evaluated
@@ -44,12 +58,13 @@ import json
 import os
 import re
 import sys
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Tuple
 
 SEND_MODES = ("std", "buffered", "ready", "sync")
-COLL_KINDS = ("all_to_all", "one_to_all", "all_to_one")
+COLL_KINDS = ("all_to_all", "one_to_all", "all_to_one", "prefix", "neighbor")
+REQ_TYPES = ("send", "recv", "coll")
 
 EXIT_OK = 0
 EXIT_MISMATCH = 1
@@ -90,6 +105,14 @@ class Call:
 
 
 @dataclass
+class Posting:
+    """Where a non-blocking receive was posted: the posting call and the
+    rank's last clocked call before it (None: no clocked call yet)."""
+    call: Call
+    prev: Optional[Call]
+
+
+@dataclass
 class Message:
     msg: str
     sender: Call
@@ -97,10 +120,8 @@ class Message:
     mode: str
     # Receiving side, once known:
     recv_call: Optional[Call] = None
-    recv_blocking: bool = True
-    # Non-blocking receive: last clocked call before the post (None = zeros).
-    post_prev: Optional[Call] = None
-    post_line: Optional[int] = None
+    # None for a blocking receive, which answers with its own recorded clock.
+    posting: Optional[Posting] = None
 
 
 @dataclass
@@ -108,9 +129,13 @@ class Collective:
     comm: str
     index: int  # k-th collective on comm
     kind: str
-    members: List[int]
-    root: Optional[int]
-    calls: Dict[int, Call] = field(default_factory=dict)  # world rank -> call
+    desc: tuple  # what every member must log identically
+    expected: List[int]  # every rank that must log it (incl. non-participants)
+    inter: bool
+    calls: Dict[int, Call] = field(default_factory=dict)  # rank -> call that logged it
+    sig_call: Dict[int, Call] = field(default_factory=dict)  # rank -> its signal part
+    sources: Dict[int, List[int]] = field(default_factory=dict)  # waiting rank -> sources
+    edges: Dict[int, Tuple[List[int], List[int]]] = field(default_factory=dict)  # neighbor
 
     def label(self) -> str:
         return f"collective #{self.index} on comm {self.comm!r} ({self.kind})"
@@ -204,20 +229,95 @@ def _need(cond: bool, call: Call, what: str) -> None:
         raise OracleError(f"{call.where()}: {what}")
 
 
+def _is_rank(r, n: int) -> bool:
+    return isinstance(r, int) and not isinstance(r, bool) and 0 <= r < n
+
+
+def _parse_coll(c: Call, op: dict, n: int) -> dict:
+    """A coll op: the instance description every member must share, who must
+    log it, and this member's role (signal part?, wait part?, whose signal
+    parts the wait merges)."""
+    kind, comm, root = op.get("kind"), op.get("comm"), op.get("root")
+    _need(kind in COLL_KINDS, c, f"collective kind {kind!r}")
+    _need(isinstance(comm, str) and comm, c, f"comm {comm!r}")
+    me = c.rank
+
+    def ranks(key: str, allow_empty: bool = False, distinct: bool = True) -> List[int]:
+        v = op.get(key)
+        ok = (isinstance(v, list) and (allow_empty or bool(v))
+              and all(_is_rank(x, n) for x in v)
+              and (not distinct or len(set(v)) == len(v)))
+        _need(ok, c, f"{key} {v!r} must be a list of {'distinct ' if distinct else ''}"
+                     f"ranks in 0..{n - 1}")
+        return list(v)
+
+    if "remote" in op:
+        local, remote = ranks("local"), ranks("remote")
+        _need(me in local, c, f"logs a collective on intercommunicator {comm} whose local "
+                              f"group {local} it is not in")
+        _need(not set(local) & set(remote), c, f"local {local} and remote {remote} overlap")
+        _need(kind in ("all_to_all", "one_to_all", "all_to_one"), c,
+              f"{kind} collective on intercommunicator {comm}")
+        if kind == "all_to_all":
+            _need(root is None, c, "all_to_all collective with a root")
+            role = (True, True, remote)  # bipartite: merges the other group
+        else:
+            _need(root in local or root in remote, c, f"root {root!r} is in neither group")
+            root_signals = kind == "one_to_all"
+            if root == me:
+                role = (root_signals, not root_signals, [] if root_signals else remote)
+            elif root in remote:
+                role = (not root_signals, root_signals, [root] if root_signals else [])
+            else:
+                role = (False, False, [])  # the root's group (MPI_PROC_NULL): no part
+        return dict(kind=kind, comm=comm, inter=True, expected=local + remote,
+                    desc=(kind, frozenset((tuple(local), tuple(remote))), root),
+                    role=role, edges=None)
+
+    members = ranks("members")
+    _need(me in members, c, f"logs a collective on {comm} it is no member of")
+    edges = None
+    if kind == "neighbor":
+        _need(root is None, c, "neighbor collective with a root")
+        inn = ranks("in", allow_empty=True, distinct=False)
+        out = ranks("out", allow_empty=True, distinct=False)
+        _need(all(x in members for x in inn + out), c,
+              f"neighbours in={inn} out={out} outside the members {members}")
+        role = (bool(out), bool(inn), inn)
+        edges = (inn, out)
+    elif kind == "all_to_all":
+        _need(root is None, c, "all_to_all collective with a root")
+        role = (True, True, members)
+    elif kind == "prefix":
+        _need(root is None, c, "prefix collective with a root")
+        i, size = members.index(me), len(members)
+        # First member: signal only; last: wait only; a lone member is both.
+        role = (i < size - 1 or size == 1, i > 0 or size == 1, members[:i])
+    else:
+        _need(root in members, c, f"root {root!r} is not a member")
+        if kind == "one_to_all":
+            role = (True, False, []) if me == root else (False, True, [root])
+        else:
+            role = ((False, True, [m for m in members if m != root]) if me == root
+                    else (True, False, []))
+    return dict(kind=kind, comm=comm, inter=False, expected=members,
+                desc=(kind, tuple(members), root), role=role, edges=edges)
+
+
 def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
     calls: Dict[int, List[Call]] = {}
     messages: Dict[str, Message] = {}
     collectives: Dict[Tuple[str, int], Collective] = {}
     warnings: List[str] = []
-    # Receives seen before their send is known are resolved at the end.
-    receives: List[Tuple[str, Call, bool, Optional[Call], Optional[int]]] = []
-
-    def rank_ok(r) -> bool:
-        return isinstance(r, int) and not isinstance(r, bool) and 0 <= r < n
+    # Receives seen before their send is known are resolved at the end:
+    # (msg, receiving call, posting or None for a blocking receive).
+    receives: List[Tuple[str, Call, Optional[Posting]]] = []
 
     for rank in range(n):
         lst = []
-        active = {}  # req name -> dict(kind, mode, msg, post_prev, post_line)
+        active: Dict[str, dict] = {}  # req name -> what completing it does
+        persistent: Dict[str, str] = {}  # persistent req name -> type, until freed
+        handles: Dict[str, Posting] = {}  # matched-probe handle -> its posting
         coll_count = defaultdict(int)
         last_clocked: Optional[Call] = None
         for line, obj in enumerate(gt.get(rank, [])):
@@ -225,14 +325,33 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                     or not isinstance(obj.get("ops"), list):
                 raise OracleError(f"rank {rank} gt line {line + 1}: need 'call' and 'ops'")
             c = Call(rank=rank, line=line, name=obj["call"], ops=obj["ops"])
+
+            def start(req, rtype: str) -> None:
+                """Activate request req as rtype (initiation or start)."""
+                _need(isinstance(req, str) and req, c, f"req {req!r}")
+                _need(req not in active, c, f"request {req} started while still active")
+                if req in persistent:
+                    _need(persistent[req] == rtype, c, f"persistent request {req} of type "
+                                                       f"{persistent[req]} started as {rtype}")
+
+            def msg_of(op: dict, what: str) -> str:
+                msg = op.get("msg")
+                _need(isinstance(msg, str) and bool(msg), c, f"{what} msg {msg!r}")
+                return msg
+
+            def handle_of(op: dict) -> str:
+                h = op.get("handle")
+                _need(isinstance(h, str) and bool(h), c, f"message handle {h!r}")
+                return h
+
             for op in c.ops:
                 _need(isinstance(op, dict), c, f"op {op!r} is not an object")
                 kind = op.get("op")
                 if kind == "send":
-                    mode, msg, dest = op.get("mode"), op.get("msg"), op.get("dest")
+                    mode, dest = op.get("mode"), op.get("dest")
+                    msg = msg_of(op, "send")
                     _need(mode in SEND_MODES, c, f"send mode {mode!r}")
-                    _need(isinstance(msg, str) and msg, c, f"send msg {msg!r}")
-                    _need(rank_ok(dest), c, f"send dest {dest!r} out of range 0..{n - 1}")
+                    _need(_is_rank(dest, n), c, f"send dest {dest!r} out of range 0..{n - 1}")
                     if msg in messages:
                         raise OracleError(f"{c.where()}: message {msg} sent twice (first by "
                                           f"{messages[msg].sender.where()})")
@@ -243,70 +362,103 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                         if mode == "sync":
                             c.waits.append(("ack", msg))
                     else:
-                        _need(isinstance(req, str), c, f"req {req!r}")
-                        _need(req not in active, c, f"request {req} started while still active")
-                        active[req] = dict(kind="send", mode=mode, msg=msg)
+                        start(req, "send")
+                        active[req] = dict(type="send", mode=mode, msg=msg)
                 elif kind == "recv":
-                    msg = op.get("msg")
-                    _need(isinstance(msg, str) and msg, c, f"recv msg {msg!r}")
+                    msg = msg_of(op, "recv")
                     c.waits.append(("msg", msg))
-                    receives.append((msg, c, True, None, None))
+                    receives.append((msg, c, None))
                 elif kind == "post":
                     req = op.get("req")
-                    _need(isinstance(req, str), c, f"post req {req!r}")
-                    _need(req not in active, c, f"request {req} posted while still active")
-                    # Own line excluded: the answer is the clock before the post.
-                    active[req] = dict(kind="recv", post_prev=last_clocked, post_line=line)
+                    start(req, "recv")
+                    # Own line excluded: if this call is clocked, its tick is
+                    # the answer, else the last clocked call before it.
+                    active[req] = dict(type="recv", posting=Posting(c, last_clocked))
                 elif kind == "complete":
                     req = op.get("req")
                     _need(req in active, c, f"completes unknown or inactive request {req!r}")
                     info = active.pop(req)
-                    if info["kind"] == "recv":
+                    if info["type"] == "recv":
                         msg = op.get("msg")
                         _need(isinstance(msg, str) and msg, c,
                               f"completion of receive request {req} without the msg it got")
                         c.waits.append(("msg", msg))
-                        receives.append((msg, c, False, info["post_prev"], info["post_line"]))
+                        receives.append((msg, c, info["posting"]))
                     else:
                         _need(op.get("msg") is None, c,
-                              f"completion of send request {req} names a received msg")
-                        if info["mode"] == "sync":
+                              f"completion of {info['type']} request {req} names a received msg")
+                        if info["type"] == "send" and info["mode"] == "sync":
                             c.waits.append(("ack", info["msg"]))
+                        elif info["type"] == "coll" and info["wait"]:
+                            c.waits.append(("coll", info["key"]))
                 elif kind == "coll":
-                    ckind, comm = op.get("kind"), op.get("comm")
-                    members, root = op.get("members"), op.get("root")
-                    _need(ckind in COLL_KINDS, c, f"collective kind {ckind!r}")
-                    _need(isinstance(comm, str) and comm, c, f"comm {comm!r}")
-                    _need(isinstance(members, list) and members
-                          and all(rank_ok(m) for m in members)
-                          and len(set(members)) == len(members), c,
-                          f"members {members!r} must be distinct ranks in 0..{n - 1}")
-                    _need(rank in members, c, f"logs a collective on {comm} it is no member of")
-                    if ckind == "all_to_all":
-                        _need(root is None, c, "all_to_all collective with a root")
-                    else:
-                        _need(root in members, c, f"root {root!r} is not a member")
+                    pc = _parse_coll(c, op, n)
+                    comm = pc["comm"]
                     k = coll_count[comm]
                     coll_count[comm] += 1
                     key = (comm, k)
                     co = collectives.get(key)
                     if co is None:
-                        co = Collective(comm=comm, index=k, kind=ckind, members=list(members),
-                                        root=root)
+                        co = Collective(comm=comm, index=k, kind=pc["kind"], desc=pc["desc"],
+                                        expected=pc["expected"], inter=pc["inter"])
                         collectives[key] = co
-                    elif (co.kind, co.members, co.root) != (ckind, list(members), root):
+                    elif co.desc != pc["desc"]:
                         other = next(iter(co.calls.values()))
                         raise OracleError(
-                            f"{c.where()}: {co.label()} logged as kind={ckind} members={members} "
-                            f"root={root}, but {other.where()} logged kind={co.kind} "
-                            f"members={co.members} root={co.root}")
+                            f"{c.where()}: {co.label()} logged as {_desc_text(pc['desc'])}, "
+                            f"but {other.where()} logged {_desc_text(co.desc)}")
                     co.calls[rank] = c
-                    signals = ckind == "all_to_all" or (ckind == "one_to_all") == (rank == root)
-                    waits = ckind == "all_to_all" or (ckind == "all_to_one") == (rank == root)
-                    if signals:
+                    if pc["edges"] is not None:
+                        co.edges[rank] = pc["edges"]
+                    has_sig, has_wait, sources = pc["role"]
+                    if has_sig:
+                        co.sig_call[rank] = c
                         c.signals.append(("coll", key))
-                    if waits:
-                        c.waits.append(("coll", key))
+                    if has_wait:
+                        co.sources[rank] = list(sources)
+                    req = op.get("req")
+                    if req is None:
+                        if has_wait:
+                            c.waits.append(("coll", key))
+                    else:
+                        start(req, "coll")
+                        active[req] = dict(type="coll", key=key, wait=has_wait)
+                elif kind == "init":
+                    req, rtype = op.get("req"), op.get("type")
+                    _need(isinstance(req, str) and req, c, f"init req {req!r}")
+                    _need(rtype in REQ_TYPES, c, f"init type {rtype!r}")
+                    _need(req not in persistent and req not in active, c,
+                          f"request {req} created while it exists")
+                    persistent[req] = rtype
+                elif kind == "free":
+                    req = op.get("req")
+                    _need(req in persistent or req in active, c, f"frees unknown request {req!r}")
+                    if req in active:
+                        warnings.append(f"{c.where()}: request {req} freed while active; "
+                                        f"its completion is never seen")
+                        del active[req]
+                    persistent.pop(req, None)
+                elif kind == "status":
+                    req = op.get("req")
+                    _need(req in persistent or req in active, c,
+                          f"status of unknown request {req!r}")
+                elif kind == "mprobe":
+                    h = handle_of(op)
+                    _need(h not in handles, c, f"message handle {h} probed twice")
+                    handles[h] = Posting(c, last_clocked)
+                elif kind == "mrecv":
+                    h = handle_of(op)
+                    _need(h in handles, c, f"receives unknown or used message handle {h}")
+                    msg = msg_of(op, "mrecv")
+                    c.waits.append(("msg", msg))
+                    receives.append((msg, c, handles.pop(h)))
+                elif kind == "imrecv":
+                    h = handle_of(op)
+                    _need(h in handles, c, f"receives unknown or used message handle {h}")
+                    req = op.get("req")
+                    start(req, "recv")
+                    _need(req not in persistent, c, f"MPI_Imrecv into persistent request {req}")
+                    active[req] = dict(type="recv", posting=handles.pop(h))
                 else:
                     raise OracleError(f"{c.where()}: unknown op {kind!r}")
             if c.clocked:
@@ -315,10 +467,18 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
             lst.append(c)
         calls[rank] = lst
         for req, info in active.items():
-            what = f"message {info['msg']}" if info["kind"] == "send" else "receive"
+            if info["type"] == "send":
+                what = f"message {info['msg']}"
+            elif info["type"] == "recv":
+                what = "receive"
+            else:
+                what = f"collective #{info['key'][1]} on {info['key'][0]}"
             warnings.append(f"rank {rank}: request {req} ({what}) never completed")
+        for h, p in handles.items():
+            warnings.append(f"rank {rank}: message handle {h} from {p.call.where()} "
+                            f"never received")
 
-    for msg, c, blocking, post_prev, post_line in receives:
+    for msg, c, posting in receives:
         m = messages.get(msg)
         if m is None:
             raise OracleError(f"missing match: {c.where()} received message {msg}, "
@@ -329,8 +489,7 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
         if m.dest != c.rank:
             raise OracleError(f"message {msg} was sent by {m.sender.where()} to rank {m.dest} "
                               f"but received by {c.where()}")
-        m.recv_call, m.recv_blocking = c, blocking
-        m.post_prev, m.post_line = post_prev, post_line
+        m.recv_call, m.posting = c, posting
 
     for m in messages.values():
         if m.recv_call is None:
@@ -341,11 +500,7 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
             warnings.append(f"message {m.msg} from {m.sender.where()} was never received")
 
     for co in collectives.values():
-        got = sorted(co.calls)
-        if got != sorted(co.members):
-            missing = sorted(set(co.members) - set(got))
-            raise OracleError(f"missing match: {co.label()} with members {co.members}: "
-                              f"rank(s) {missing} never logged it")
+        _check_collective(co)
 
     clocked = {}
     for rank, lst in calls.items():
@@ -357,11 +512,53 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                   collectives=collectives, warnings=warnings)
 
 
+def _desc_text(desc: tuple) -> str:
+    kind, groups, root = desc
+    if isinstance(groups, frozenset):
+        groups = " | ".join(str(list(g)) for g in sorted(groups))
+        return f"kind={kind} groups={groups} root={root}"
+    return f"kind={kind} members={list(groups)} root={root}"
+
+
+def _check_collective(co: Collective) -> None:
+    got = sorted(co.calls)
+    if got != sorted(co.expected):
+        missing = sorted(set(co.expected) - set(got))
+        raise OracleError(f"missing match: {co.label()} with members {co.expected}: "
+                          f"rank(s) {missing} never logged it")
+    if co.kind == "neighbor":
+        # Every edge a->b must be listed as often in a's out-list as in b's
+        # in-list: MPI pairs them up one to one.
+        outs = Counter((a, b) for a, (_, out) in co.edges.items() for b in out)
+        ins = Counter((a, b) for b, (inn, _) in co.edges.items() for a in inn)
+        if outs != ins:
+            bad = sorted(set(outs.items()) ^ set(ins.items()))
+            raise OracleError(f"{co.label()}: out- and in-neighbour lists disagree on edges "
+                              f"(from, to) x count: out-lists {sorted(outs.items())}, "
+                              f"in-lists {sorted(ins.items())}; first difference {bad[0]}")
+    for r, srcs in co.sources.items():
+        for s in srcs:
+            if s not in co.sig_call:
+                raise OracleError(f"{co.label()}: rank {r} waits for rank {s}, which has no "
+                                  f"signal part ({co.calls[s].where()})")
+
+
 # --------------------------------------------------------------------------
 # Evaluation
 
 
 TICK, CLOCK = 0, 1
+
+
+def _answer(m: Message) -> Optional[Tuple[Call, int]]:
+    """The node whose value answers synchronous message m (None: zeros)."""
+    if m.posting is None:
+        return (m.recv_call, CLOCK)
+    if m.posting.call.clocked:
+        return (m.posting.call, TICK)
+    if m.posting.prev is not None:
+        return (m.posting.prev, CLOCK)
+    return None  # posted before the receiver's first clocked call
 
 
 def _sources(res: Result, c: Call) -> List[Tuple[Call, int]]:
@@ -371,18 +568,12 @@ def _sources(res: Result, c: Call) -> List[Tuple[Call, int]]:
         if w[0] == "msg":
             out.append((res.messages[w[1]].sender, TICK))
         elif w[0] == "ack":
-            m = res.messages[w[1]]
-            if m.recv_blocking:
-                out.append((m.recv_call, CLOCK))
-            elif m.post_prev is not None:
-                out.append((m.post_prev, CLOCK))
-            # else: the receiver posted before any clocked call: zeros.
+            a = _answer(res.messages[w[1]])
+            if a is not None:
+                out.append(a)
         else:
             co = res.collectives[w[1]]
-            if co.kind == "one_to_all":
-                out.append((co.calls[co.root], TICK))
-            else:
-                out.extend((co.calls[r], TICK) for r in co.members)
+            out.extend((co.sig_call[s], TICK) for s in co.sources[c.rank])
     return out
 
 
@@ -480,18 +671,23 @@ def _explain(res: Result, c: Call) -> str:
             parts.append(f"msg {w[1]} from rank {s.rank} seq {s.seq} tick {s.tick}")
         elif w[0] == "ack":
             m = res.messages[w[1]]
-            if m.recv_blocking:
+            a = _answer(m)
+            if m.posting is None:
                 r = m.recv_call
                 parts.append(f"ack of {w[1]} from rank {r.rank} seq {r.seq} clock {r.clock}")
-            elif m.post_prev is not None:
-                r = m.post_prev
-                parts.append(f"ack of {w[1]}: rank {r.rank} clock at post = seq {r.seq} "
-                             f"{r.clock}")
-            else:
+            elif a is None:
                 parts.append(f"ack of {w[1]}: rank {m.dest} posted before any clocked call")
+            else:
+                r, part = a
+                parts.append(f"ack of {w[1]}: rank {r.rank} clock at the posting "
+                             f"({m.posting.call.name}, gt line {m.posting.call.line + 1}) = "
+                             f"{'tick of' if part == TICK else 'clock of'} seq {r.seq} "
+                             f"{r.tick if part == TICK else r.clock}")
         else:
             co = res.collectives[w[1]]
-            parts.append(co.label())
+            srcs = ", ".join(f"rank {s} seq {co.sig_call[s].seq} tick {co.sig_call[s].tick}"
+                             for s in co.sources[c.rank])
+            parts.append(f"{co.label()}: {srcs or 'no sources'}")
     return "; ".join(parts) if parts else "no merges"
 
 

@@ -41,8 +41,52 @@ def complete(req, msg=None):
     return op
 
 
-def coll(kind, comm, members, root=None):
-    return {"op": "coll", "kind": kind, "comm": comm, "members": members, "root": root}
+def coll(kind, comm, members, root=None, req=None):
+    op = {"op": "coll", "kind": kind, "comm": comm, "members": members, "root": root}
+    if req is not None:
+        op["req"] = req
+    return op
+
+
+def inter(kind, comm, local, remote, root=None, req=None):
+    """Collective on an intercommunicator, as one member of `local` logs it."""
+    op = {"op": "coll", "kind": kind, "comm": comm, "local": local, "remote": remote,
+          "root": root}
+    if req is not None:
+        op["req"] = req
+    return op
+
+
+def nbr(comm, members, inn, out, req=None):
+    op = {"op": "coll", "kind": "neighbor", "comm": comm, "members": members, "in": inn,
+          "out": out, "root": None}
+    if req is not None:
+        op["req"] = req
+    return op
+
+
+def init(req, rtype):
+    return {"op": "init", "req": req, "type": rtype}
+
+
+def free(req):
+    return {"op": "free", "req": req}
+
+
+def status(req):
+    return {"op": "status", "req": req}
+
+
+def mprobe(handle):
+    return {"op": "mprobe", "handle": handle}
+
+
+def mrecv(handle, msg):
+    return {"op": "mrecv", "handle": handle, "msg": msg}
+
+
+def imrecv(handle, req):
+    return {"op": "imrecv", "handle": handle, "req": req}
 
 
 def clocks(res):
@@ -183,6 +227,306 @@ class SubgroupCollectives(unittest.TestCase):
         gt[2] = [gt[2][0], line("MPI_Allreduce", coll("all_to_all", "split.c0", [0, 2]))] \
             + gt[2][2:]
         with self.assertRaisesRegex(oracle.OracleError, "split.c0"):
+            oracle.evaluate(gt)
+
+
+W3 = [0, 1, 2]
+
+
+class Prefix(unittest.TestCase):
+    def test_iscan_three_ranks(self):
+        # Member 0 only signals (clocked at initiation), member 2 only waits
+        # (clocked at completion), member 1 both. Member 2 merges the clocks
+        # of 0 and 1 at their initiations, not rank 0's later Recv.
+        scan = coll("prefix", "world", W3, req="a")
+        gt = {0: [line("MPI_Iscan", scan), line("MPI_Recv", recv("2.0")),
+                  line("MPI_Wait", complete("a"))],
+              1: [line("MPI_Iscan", scan), line("MPI_Wait", complete("a"))],
+              2: [line("MPI_Send", send("2.0", 0)), line("MPI_Iscan", scan),
+                  line("MPI_Wait", complete("a"))]}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Iscan", [1, 0, 0]), ("MPI_Recv", [2, 0, 1])],
+            1: [("MPI_Iscan", [0, 1, 0]), ("MPI_Wait", [1, 2, 0])],
+            2: [("MPI_Send", [0, 0, 1]), ("MPI_Wait", [1, 1, 2])]})
+
+    def test_blocking_scan_and_exscan_in_comm_rank_order(self):
+        # Communicator ranks reversed: world rank 2 is member 0.
+        m = [2, 1, 0]
+        gt = {r: [line("MPI_Scan", coll("prefix", "rev", m)),
+                  line("MPI_Exscan", coll("prefix", "rev", m))] for r in W3}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            2: [("MPI_Scan", [0, 0, 1]), ("MPI_Exscan", [0, 0, 2])],
+            1: [("MPI_Scan", [0, 1, 1]), ("MPI_Exscan", [0, 2, 2])],
+            0: [("MPI_Scan", [1, 1, 1]), ("MPI_Exscan", [2, 2, 2])]})
+
+    def test_lone_member_has_both_parts(self):
+        gt = {0: [line("MPI_Iscan", coll("prefix", "self", [0], req="a")),
+                  line("MPI_Wait", complete("a"))]}
+        self.assertEqual(clocks(oracle.evaluate(gt)),
+                         {0: [("MPI_Iscan", [1]), ("MPI_Wait", [2])]})
+
+
+class NonBlockingCollectives(unittest.TestCase):
+    def test_ibcast_clocked_at_root_init_and_others_completion(self):
+        bc = coll("one_to_all", "world", W3, root=1, req="b")
+        gt = {0: [line("MPI_Send", send("0.0", 2)), line("MPI_Ibcast", bc),
+                  line("MPI_Wait", complete("b"))],
+              1: [line("MPI_Ibcast", bc), line("MPI_Wait", complete("b"))],
+              2: [line("MPI_Ibcast", bc), line("MPI_Recv", recv("0.0")),
+                  line("MPI_Wait", complete("b"))]}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Send", [1, 0, 0]), ("MPI_Wait", [2, 1, 0])],
+            1: [("MPI_Ibcast", [0, 1, 0])],
+            2: [("MPI_Recv", [1, 0, 1]), ("MPI_Wait", [1, 1, 2])]})
+
+    def test_ireduce_and_ibarrier_completed_out_of_order(self):
+        red = coll("all_to_one", "world", [0, 1], root=0, req="a")
+        bar = coll("all_to_all", "world", [0, 1], req="b")
+        gt = {0: [line("MPI_Ireduce", red), line("MPI_Ibarrier", bar),
+                  line("MPI_Waitall", complete("a"), complete("b"))],
+              1: [line("MPI_Ireduce", red), line("MPI_Ibarrier", bar),
+                  line("MPI_Waitany", complete("b")), line("MPI_Waitany", complete("a"))]}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Ibarrier", [1, 0]), ("MPI_Waitall", [2, 2])],
+            1: [("MPI_Ireduce", [0, 1]), ("MPI_Ibarrier", [0, 2]), ("MPI_Waitany", [1, 3])]})
+
+    def test_persistent_bcast_started_twice_counts_instances(self):
+        # Bcast_init is no instance; each Start is one, the Barrier between
+        # them another.
+        bc = coll("one_to_all", "world", [0, 1], root=0, req="p")
+        bar = coll("all_to_all", "world", [0, 1])
+        gt = {r: [line("MPI_Bcast_init", init("p", "coll")),
+                  line("MPI_Start", bc), line("MPI_Wait", complete("p")),
+                  line("MPI_Barrier", bar),
+                  line("MPI_Start", bc), line("MPI_Wait", complete("p")),
+                  line("MPI_Request_free", free("p"))] for r in (0, 1)}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Start", [1, 0]), ("MPI_Barrier", [2, 2]), ("MPI_Start", [3, 2])],
+            1: [("MPI_Wait", [1, 1]), ("MPI_Barrier", [2, 2]), ("MPI_Wait", [3, 3])]})
+
+    def test_startall_instances_in_array_order(self):
+        # One Startall starts a barrier then a bcast rooted at rank 1; rank 1
+        # starts them with two Starts. Instance 0 is the barrier at both.
+        bar = coll("all_to_all", "world", [0, 1], req="p")
+        bc = coll("one_to_all", "world", [0, 1], root=1, req="q")
+        gt = {0: [line("MPI_Barrier_init", init("p", "coll")),
+                  line("MPI_Bcast_init", init("q", "coll")),
+                  line("MPI_Startall", bar, bc),
+                  line("MPI_Waitall", complete("p"), complete("q"))],
+              1: [line("MPI_Barrier_init", init("p", "coll")),
+                  line("MPI_Bcast_init", init("q", "coll")),
+                  line("MPI_Start", bar), line("MPI_Start", bc),
+                  line("MPI_Wait", complete("q")), line("MPI_Wait", complete("p"))]}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Startall", [1, 0]), ("MPI_Waitall", [2, 2])],
+            1: [("MPI_Start", [0, 1]), ("MPI_Start", [0, 2]), ("MPI_Wait", [1, 3])]})
+
+    def test_lone_member_parts_follow_its_role(self):
+        # Roles, not the number of peers, decide the parts: the only member
+        # of a communicator, as root of Ireduce, has the wait part (clocked
+        # at completion, merging nothing); as root of Ibcast only the signal
+        # part; Ibarrier has both.
+        gt = {0: [line("MPI_Ireduce", coll("all_to_one", "self", [0], root=0, req="a")),
+                  line("MPI_Ibcast", coll("one_to_all", "self", [0], root=0, req="b")),
+                  line("MPI_Ibarrier", coll("all_to_all", "self", [0], req="c")),
+                  line("MPI_Waitany", complete("a")), line("MPI_Waitany", complete("b")),
+                  line("MPI_Waitany", complete("c"))]}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {0: [
+            ("MPI_Ibcast", [1]), ("MPI_Ibarrier", [2]), ("MPI_Waitany", [3]),
+            ("MPI_Waitany", [4])]})
+
+    def test_start_of_wrong_type_is_an_oracle_error(self):
+        gt = {0: [line("MPI_Send_init", init("p", "send")), line("MPI_Start", post("p"))]}
+        with self.assertRaisesRegex(oracle.OracleError, "type send started as recv"):
+            oracle.evaluate(gt)
+
+
+class Persistent(unittest.TestCase):
+    def test_persistent_send_started_twice(self):
+        gt = {0: [line("MPI_Send_init", init("p", "send")),
+                  line("MPI_Start", send("0.0", 1, req="p")),
+                  line("MPI_Request_get_status", status("p")),
+                  line("MPI_Wait", complete("p")),
+                  line("MPI_Start", send("0.1", 1, req="p")),
+                  line("MPI_Wait", complete("p")),
+                  line("MPI_Request_free", free("p"))],
+              1: [line("MPI_Recv_init", init("q", "recv")),
+                  line("MPI_Start", post("q")), line("MPI_Wait", complete("q", "0.0")),
+                  line("MPI_Start", post("q")), line("MPI_Wait", complete("q", "0.1")),
+                  line("MPI_Request_free", free("q"))]}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Start", [1, 0]), ("MPI_Start", [2, 0])],
+            1: [("MPI_Wait", [1, 1]), ("MPI_Wait", [2, 2])]})
+
+    def test_persistent_sync_answered_from_each_start(self):
+        # Rank 1's answer to each round is its clock at that round's Start:
+        # [0,1] (its first Send) and [1,3] (its first Wait), not the clocks
+        # of the Waits that complete the receives.
+        gt = {0: [line("MPI_Ssend_init", init("p", "send")),
+                  line("MPI_Start", send("0.0", 1, mode="sync", req="p")),
+                  line("MPI_Wait", complete("p")),
+                  line("MPI_Recv", recv("1.0")), line("MPI_Recv", recv("1.1")),
+                  line("MPI_Start", send("0.1", 1, mode="sync", req="p")),
+                  line("MPI_Wait", complete("p")),
+                  line("MPI_Request_free", free("p"))],
+              1: [line("MPI_Recv_init", init("q", "recv")),
+                  line("MPI_Send", send("1.0", 0)),
+                  line("MPI_Start", post("q")),
+                  line("MPI_Send", send("1.1", 0)),
+                  line("MPI_Wait", complete("q", "0.0")),
+                  line("MPI_Start", post("q")),
+                  line("MPI_Wait", complete("q", "0.1")),
+                  line("MPI_Request_free", free("q"))]}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Start", [1, 0]), ("MPI_Wait", [2, 1]), ("MPI_Recv", [3, 1]),
+                ("MPI_Recv", [4, 2]), ("MPI_Start", [5, 2]), ("MPI_Wait", [6, 3])],
+            1: [("MPI_Send", [0, 1]), ("MPI_Send", [0, 2]), ("MPI_Wait", [1, 3]),
+                ("MPI_Wait", [5, 4])]})
+
+    def test_clocked_startall_answers_with_its_own_tick(self):
+        # The Startall that posts the receive also starts a send, so it is
+        # clocked and the Ssend merges its tick [0,1].
+        gt = {0: [line("MPI_Ssend", send("0.0", 1, mode="sync")),
+                  line("MPI_Recv", recv("1.0"))],
+              1: [line("MPI_Send_init", init("s", "send")),
+                  line("MPI_Recv_init", init("q", "recv")),
+                  line("MPI_Startall", post("q"), send("1.0", 0, req="s")),
+                  line("MPI_Waitall", complete("q", "0.0"), complete("s")),
+                  line("MPI_Request_free", free("s")), line("MPI_Request_free", free("q"))]}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Ssend", [1, 1]), ("MPI_Recv", [2, 1])],
+            1: [("MPI_Startall", [0, 1]), ("MPI_Waitall", [1, 2])]})
+
+    def test_free_while_active_is_reported(self):
+        gt = {0: [line("MPI_Send_init", init("p", "send")),
+                  line("MPI_Start", send("0.0", 0, req="p")),
+                  line("MPI_Request_free", free("p")),
+                  line("MPI_Recv", recv("0.0"))]}
+        res = oracle.evaluate(gt)
+        self.assertTrue(any("freed while active" in w for w in res.warnings))
+
+
+class MatchedProbes(unittest.TestCase):
+    def test_mprobe_mrecv_answer_a_synchronous_send(self):
+        # The answer is rank 1's clock at the Mprobe, [0,1]; the Mrecv's
+        # clock [1,3] would be too late (and would make the clocks circular).
+        gt = {0: [line("MPI_Ssend", send("0.0", 1, mode="sync")),
+                  line("MPI_Recv", recv("1.0")), line("MPI_Recv", recv("1.1"))],
+              1: [line("MPI_Send", send("1.0", 0)),
+                  line("MPI_Mprobe", mprobe("m0")),
+                  line("MPI_Send", send("1.1", 0)),
+                  line("MPI_Mrecv", mrecv("m0", "0.0"))]}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Ssend", [1, 1]), ("MPI_Recv", [2, 1]), ("MPI_Recv", [3, 2])],
+            1: [("MPI_Send", [0, 1]), ("MPI_Send", [0, 2]), ("MPI_Mrecv", [1, 3])]})
+
+    def test_improbe_imrecv_answer_an_issend(self):
+        gt = {0: [line("MPI_Issend", send("0.0", 1, mode="sync", req="s")),
+                  line("MPI_Wait", complete("s")),
+                  line("MPI_Recv", recv("1.0")), line("MPI_Recv", recv("1.1"))],
+              1: [line("MPI_Send", send("1.0", 0)),
+                  line("MPI_Improbe"),
+                  line("MPI_Improbe", mprobe("m0")),
+                  line("MPI_Imrecv", imrecv("m0", "r")),
+                  line("MPI_Send", send("1.1", 0)),
+                  line("MPI_Wait", complete("r", "0.0"))]}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Issend", [1, 0]), ("MPI_Wait", [2, 1]), ("MPI_Recv", [3, 1]),
+                ("MPI_Recv", [4, 2])],
+            1: [("MPI_Send", [0, 1]), ("MPI_Send", [0, 2]), ("MPI_Wait", [1, 3])]})
+
+    def test_handle_never_received_is_reported(self):
+        gt = {0: [line("MPI_Send", send("0.0", 0)), line("MPI_Mprobe", mprobe("m0"))]}
+        res = oracle.evaluate(gt)
+        self.assertTrue(any("m0" in w and "never received" in w for w in res.warnings))
+
+
+class Neighbourhood(unittest.TestCase):
+    def test_periodic_ring_of_three(self):
+        # 1-D periodic Cartesian: per dimension the negative neighbour, then
+        # the positive one; everybody hears from both sides.
+        ring = {0: ([2, 1], [2, 1]), 1: ([0, 2], [0, 2]), 2: ([1, 0], [1, 0])}
+        na = {r: nbr("ring", W3, *ring[r]) for r in W3}
+        gt = {0: [line("MPI_Send", send("0.0", 1)), line("MPI_Neighbor_allgather", na[0])],
+              1: [line("MPI_Recv", recv("0.0")), line("MPI_Neighbor_allgather", na[1])],
+              2: [line("MPI_Neighbor_allgather", na[2])]}
+        got = clocks(oracle.evaluate(gt))
+        self.assertEqual(got[0][1], ("MPI_Neighbor_allgather", [2, 2, 1]))
+        self.assertEqual(got[1][1], ("MPI_Neighbor_allgather", [2, 2, 1]))
+        self.assertEqual(got[2][0], ("MPI_Neighbor_allgather", [2, 2, 1]))
+
+        # Then a non-periodic line 0-1-2 (MPI_PROC_NULL ends skipped): the
+        # ends hear only from the middle.
+        line3 = {0: ([1], [1]), 1: ([0, 2], [0, 2]), 2: ([1], [1])}
+        for r in W3:
+            gt[r] += [line("MPI_Ineighbor_alltoall", nbr("line", W3, *line3[r], req="a")),
+                      line("MPI_Wait", complete("a"))]
+        got = clocks(oracle.evaluate(gt))
+        self.assertEqual(got[0][2:], [("MPI_Ineighbor_alltoall", [3, 2, 1]),
+                                      ("MPI_Wait", [4, 3, 1])])
+        self.assertEqual(got[1][2:], [("MPI_Ineighbor_alltoall", [2, 3, 1]),
+                                      ("MPI_Wait", [3, 4, 2])])
+        self.assertEqual(got[2][1:], [("MPI_Ineighbor_alltoall", [2, 2, 2]),
+                                      ("MPI_Wait", [2, 3, 3])])
+
+    def test_dist_graph_chain_roles(self):
+        # Edges 0->1->2: rank 0 only signals (clocked at initiation), rank 2
+        # only waits (clocked at completion) and does not see rank 0.
+        e = {0: ([], [1]), 1: ([0], [2]), 2: ([1], [])}
+        gt = {r: [line("MPI_Ineighbor_allgather", nbr("chain", W3, *e[r], req="a")),
+                  line("MPI_Wait", complete("a"))] for r in W3}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Ineighbor_allgather", [1, 0, 0])],
+            1: [("MPI_Ineighbor_allgather", [0, 1, 0]), ("MPI_Wait", [1, 2, 0])],
+            2: [("MPI_Wait", [0, 1, 1])]})
+
+    def test_repeated_edges_must_pair_up(self):
+        # Periodic ring of 2: the other rank is both neighbours.
+        ok = {0: [line("MPI_Neighbor_alltoall", nbr("r2", [0, 1], [1, 1], [1, 1]))],
+              1: [line("MPI_Neighbor_alltoall", nbr("r2", [0, 1], [0, 0], [0, 0]))]}
+        self.assertEqual(clocks(oracle.evaluate(ok)), {
+            0: [("MPI_Neighbor_alltoall", [1, 1])], 1: [("MPI_Neighbor_alltoall", [1, 1])]})
+        bad = {0: ok[0], 1: [line("MPI_Neighbor_alltoall", nbr("r2", [0, 1], [0, 0], [0]))]}
+        with self.assertRaisesRegex(oracle.OracleError, "disagree on edges"):
+            oracle.evaluate(bad)
+
+
+class Intercommunicators(unittest.TestCase):
+    A, B = [0], [1, 2]
+
+    def side(self, r):
+        return (self.A, self.B) if r in self.A else (self.B, self.A)
+
+    def test_bipartite_barrier_then_rooted(self):
+        # Barrier between {0} and {1,2}: rank 1 merges rank 0 but not rank 2.
+        # Bcast from root 1 (MPI_ROOT) to group {0}; rank 2 passes
+        # MPI_PROC_NULL and is not clocked. Reduce to root 0 from {1,2}.
+        def ops(r, kind, root=None):
+            return inter(kind, "ic", *self.side(r), root=root)
+        gt = {0: [], 1: [line("MPI_Send", send("1.0", 2))], 2: [line("MPI_Recv", recv("1.0"))]}
+        for r in W3:
+            gt[r] += [line("MPI_Barrier", ops(r, "all_to_all")),
+                      line("MPI_Bcast", ops(r, "one_to_all", 1)),
+                      line("MPI_Reduce", ops(r, "all_to_one", 0))]
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Barrier", [1, 2, 2]), ("MPI_Bcast", [2, 3, 2]), ("MPI_Reduce", [3, 4, 3])],
+            1: [("MPI_Send", [0, 1, 0]), ("MPI_Barrier", [1, 2, 0]), ("MPI_Bcast", [1, 3, 0]),
+                ("MPI_Reduce", [1, 4, 0])],
+            2: [("MPI_Recv", [0, 1, 1]), ("MPI_Barrier", [1, 1, 2]), ("MPI_Reduce", [1, 1, 3])]})
+
+    def test_nonblocking_rooted_with_proc_null_member(self):
+        # Ibcast from rank 2 to {0}: rank 1 takes no part at either end.
+        gt = {r: [line("MPI_Ibcast", inter("one_to_all", "ic", *self.side(r), root=2,
+                                           req="a")),
+                  line("MPI_Wait", complete("a"))] for r in W3}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Wait", [1, 0, 1])], 1: [], 2: [("MPI_Ibcast", [0, 0, 1])]})
+
+    def test_groups_must_agree(self):
+        gt = {0: [line("MPI_Barrier", inter("all_to_all", "ic", [0], [1, 2]))],
+              1: [line("MPI_Barrier", inter("all_to_all", "ic", [1], [0, 2]))],
+              2: [line("MPI_Barrier", inter("all_to_all", "ic", [2, 1], [0]))]}
+        with self.assertRaisesRegex(oracle.OracleError, "collective #0 on comm 'ic'"):
             oracle.evaluate(gt)
 
 

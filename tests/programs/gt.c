@@ -12,7 +12,10 @@ typedef struct {
   MPI_Comm comm;
   char name[48];
   int size;
-  int *members; /* world ranks, communicator-rank order */
+  int *members; /* world ranks, communicator-rank order (local group) */
+  int inter;    /* intercommunicator: the remote group follows */
+  int rsize;
+  int *rmembers;
 } gt_comm_entry;
 
 static int g_rank = -1;
@@ -20,6 +23,7 @@ static int g_size = 0;
 static FILE *g_out = NULL;
 static int g_msg_counter = 0;
 static int g_req_counter = 0;
+static int g_handle_counter = 0;
 static gt_comm_entry g_comms[GT_MAX_COMMS];
 
 /* The line under construction; only written out by gt_end so that a line is
@@ -100,7 +104,9 @@ void gt_finalize(void) {
   }
   for (int i = 0; i < GT_MAX_COMMS; ++i) {
     free(g_comms[i].members);
+    free(g_comms[i].rmembers);
     g_comms[i].members = NULL;
+    g_comms[i].rmembers = NULL;
     g_comms[i].comm = MPI_COMM_NULL;
   }
   free(g_line);
@@ -137,10 +143,31 @@ void gt_req_recv(gt_req *r, const int *rbuf) {
   r->rbuf = rbuf;
 }
 
+void gt_unmark(int *rbuf) { rbuf[0] = rbuf[1] = -1; }
+
+void gt_mhandle_new(gt_mhandle *h) { snprintf(h->name, sizeof h->name, "m%d", g_handle_counter++); }
+
 static gt_comm_entry *find_comm(MPI_Comm comm) {
   for (int i = 0; i < GT_MAX_COMMS; ++i)
     if (g_comms[i].members && g_comms[i].comm == comm) return &g_comms[i];
   return NULL;
+}
+
+/* World ranks of a group's members, in group-rank order. */
+static int *group_to_world(MPI_Group group, int *size_out) {
+  MPI_Group world_group;
+  int size;
+  MPI_Group_size(group, &size);
+  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  int *ranks = malloc(sizeof(int) * (size_t)size);
+  int *members = malloc(sizeof(int) * (size_t)size);
+  if (!ranks || !members) gt_fail("gt: out of memory");
+  for (int i = 0; i < size; ++i) ranks[i] = i;
+  MPI_Group_translate_ranks(group, size, ranks, world_group, members);
+  MPI_Group_free(&world_group);
+  free(ranks);
+  *size_out = size;
+  return members;
 }
 
 void gt_comm_add(MPI_Comm comm, const char *name) {
@@ -151,31 +178,31 @@ void gt_comm_add(MPI_Comm comm, const char *name) {
     if (!g_comms[i].members) e = &g_comms[i];
   if (!e) gt_fail("gt: too many communicators");
 
-  MPI_Group group, world_group;
-  int size;
-  MPI_Comm_size(comm, &size);
+  int inter = 0;
+  MPI_Comm_test_inter(comm, &inter);
+  MPI_Group group;
   MPI_Comm_group(comm, &group);
-  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
-  int *ranks = malloc(sizeof(int) * (size_t)size);
-  int *members = malloc(sizeof(int) * (size_t)size);
-  if (!ranks || !members) gt_fail("gt: out of memory");
-  for (int i = 0; i < size; ++i) ranks[i] = i;
-  MPI_Group_translate_ranks(group, size, ranks, world_group, members);
+  e->members = group_to_world(group, &e->size);
   MPI_Group_free(&group);
-  MPI_Group_free(&world_group);
-  free(ranks);
-
+  e->inter = inter;
+  e->rsize = 0;
+  e->rmembers = NULL;
+  if (inter) {
+    MPI_Comm_remote_group(comm, &group);
+    e->rmembers = group_to_world(group, &e->rsize);
+    MPI_Group_free(&group);
+  }
   e->comm = comm;
   snprintf(e->name, sizeof e->name, "%s", name);
-  e->size = size;
-  e->members = members;
 }
 
 void gt_comm_remove(MPI_Comm comm) {
   gt_comm_entry *e = find_comm(comm);
   if (!e) gt_fail("gt: removing an unregistered communicator");
   free(e->members);
+  free(e->rmembers);
   e->members = NULL;
+  e->rmembers = NULL;
   e->comm = MPI_COMM_NULL;
 }
 
@@ -186,6 +213,14 @@ static gt_comm_entry *need_comm(MPI_Comm comm) {
 }
 
 int gt_world_of(MPI_Comm comm, int comm_rank) {
+  gt_comm_entry *e = need_comm(comm);
+  if (!e->inter) return gt_local_world_of(comm, comm_rank);
+  if (comm_rank < 0 || comm_rank >= e->rsize)
+    gt_fail("gt: remote rank %d out of range for %s", comm_rank, e->name);
+  return e->rmembers[comm_rank];
+}
+
+int gt_local_world_of(MPI_Comm comm, int comm_rank) {
   gt_comm_entry *e = need_comm(comm);
   if (comm_rank < 0 || comm_rank >= e->size)
     gt_fail("gt: rank %d out of range for %s", comm_rank, e->name);
@@ -240,17 +275,136 @@ void gt_op_complete(const gt_req *r) {
   append("}");
 }
 
-void gt_op_coll(const char *kind, MPI_Comm comm, int root_comm_rank) {
+static void append_ranks(const char *key, const int *r, int n) {
+  append(",\"%s\":[", key);
+  for (int i = 0; i < n; ++i) append("%s%d", i ? "," : "", r[i]);
+  append("]");
+}
+
+static void append_req(const char *req) {
+  if (req) {
+    append(",\"req\":");
+    append_str(req);
+  }
+}
+
+/* The part every coll op shares: kind, communicator, its groups. */
+static gt_comm_entry *coll_head(const char *kind, MPI_Comm comm) {
   gt_comm_entry *e = need_comm(comm);
   op_start("coll");
   append(",\"kind\":\"%s\",\"comm\":", kind);
   append_str(e->name);
-  append(",\"members\":[");
-  for (int i = 0; i < e->size; ++i) append("%s%d", i ? "," : "", e->members[i]);
-  if (root_comm_rank < 0)
-    append("],\"root\":null}");
+  if (e->inter) {
+    append_ranks("local", e->members, e->size);
+    append_ranks("remote", e->rmembers, e->rsize);
+  } else {
+    append_ranks("members", e->members, e->size);
+  }
+  return e;
+}
+
+void gt_op_coll_req(const char *kind, MPI_Comm comm, int root_world, const char *req) {
+  coll_head(kind, comm);
+  if (root_world < 0)
+    append(",\"root\":null");
   else
-    append("],\"root\":%d}", gt_world_of(comm, root_comm_rank));
+    append(",\"root\":%d", root_world);
+  append_req(req);
+  append("}");
+}
+
+void gt_op_coll(const char *kind, MPI_Comm comm, int root_comm_rank) {
+  if (need_comm(comm)->inter) gt_fail("gt: gt_op_coll on an intercommunicator");
+  gt_op_coll_req(kind, comm, root_comm_rank < 0 ? -1 : gt_world_of(comm, root_comm_rank), NULL);
+}
+
+void gt_op_neighbor(MPI_Comm comm, const char *req) {
+  int topo, me, in[64], out[64], nin = 0, nout = 0;
+  MPI_Topo_test(comm, &topo);
+  MPI_Comm_rank(comm, &me);
+  if (topo == MPI_CART) {
+    /* Per dimension the negative-direction neighbour, then the positive
+     * one; the same list for receiving and sending. */
+    int ndims;
+    MPI_Cartdim_get(comm, &ndims);
+    if (2 * ndims > 64) gt_fail("gt: too many dimensions");
+    for (int d = 0; d < ndims; ++d) {
+      int lo, hi;
+      MPI_Cart_shift(comm, d, 1, &lo, &hi);
+      if (lo != MPI_PROC_NULL) in[nin++] = lo;
+      if (hi != MPI_PROC_NULL) in[nin++] = hi;
+    }
+    nout = nin;
+    for (int i = 0; i < nin; ++i) out[i] = in[i];
+  } else if (topo == MPI_GRAPH) {
+    MPI_Graph_neighbors_count(comm, me, &nin);
+    if (nin > 64) gt_fail("gt: too many neighbours");
+    MPI_Graph_neighbors(comm, me, nin, in);
+    nout = nin;
+    for (int i = 0; i < nin; ++i) out[i] = in[i];
+  } else if (topo == MPI_DIST_GRAPH) {
+    int weighted, win[64], wout[64];
+    MPI_Dist_graph_neighbors_count(comm, &nin, &nout, &weighted);
+    if (nin > 64 || nout > 64) gt_fail("gt: too many neighbours");
+    MPI_Dist_graph_neighbors(comm, nin, in, weighted ? win : MPI_UNWEIGHTED, nout, out,
+                             weighted ? wout : MPI_UNWEIGHTED);
+  } else {
+    gt_fail("gt: neighbourhood collective on a communicator without topology");
+  }
+  /* Skip MPI_PROC_NULL (graph kinds cannot have it; kept general). */
+  int k = 0;
+  for (int i = 0; i < nin; ++i)
+    if (in[i] != MPI_PROC_NULL) in[k++] = gt_world_of(comm, in[i]);
+  nin = k;
+  k = 0;
+  for (int i = 0; i < nout; ++i)
+    if (out[i] != MPI_PROC_NULL) out[k++] = gt_world_of(comm, out[i]);
+  nout = k;
+  coll_head("neighbor", comm);
+  append_ranks("in", in, nin);
+  append_ranks("out", out, nout);
+  append(",\"root\":null");
+  append_req(req);
+  append("}");
+}
+
+void gt_op_init(const char *req, const char *type) {
+  op_start("init");
+  append(",\"req\":");
+  append_str(req);
+  append(",\"type\":\"%s\"}", type);
+}
+
+static void op_req_only(const char *op, const char *req) {
+  op_start(op);
+  append(",\"req\":");
+  append_str(req);
+  append("}");
+}
+
+void gt_op_free(const char *req) { op_req_only("free", req); }
+void gt_op_status(const char *req) { op_req_only("status", req); }
+
+void gt_op_mprobe(const gt_mhandle *h) {
+  op_start("mprobe");
+  append(",\"handle\":");
+  append_str(h->name);
+  append("}");
+}
+
+void gt_op_mrecv(const gt_mhandle *h, gt_msgid msg) {
+  op_start("mrecv");
+  append(",\"handle\":");
+  append_str(h->name);
+  append(",\"msg\":\"%d.%d\"}", msg.src, msg.cnt);
+}
+
+void gt_op_imrecv(const gt_mhandle *h, const char *req) {
+  op_start("imrecv");
+  append(",\"handle\":");
+  append_str(h->name);
+  append_req(req);
+  append("}");
 }
 
 void gt_end(void) {
@@ -291,6 +445,14 @@ void gt_log_post(const char *call, const gt_req *r) {
 void gt_log_coll(const char *call, const char *kind, MPI_Comm comm, int root_comm_rank) {
   gt_begin(call);
   gt_op_coll(kind, comm, root_comm_rank);
+  gt_end();
+}
+
+void gt_log_icoll(const char *call, const char *kind, MPI_Comm comm, int root_comm_rank,
+                  const gt_req *r) {
+  gt_begin(call);
+  gt_op_coll_req(kind, comm, root_comm_rank < 0 ? -1 : gt_world_of(comm, root_comm_rank),
+                 r->name);
   gt_end();
 }
 
@@ -400,6 +562,15 @@ static int new_slot(gt_reqs *s) {
   return s->n++;
 }
 
+int gt_reqs_add(gt_reqs *s, MPI_Request req, const gt_req *info, int rcount, int verify) {
+  int k = new_slot(s);
+  s->req[k] = req;
+  s->info[k] = *info;
+  s->rcount[k] = rcount;
+  s->verify[k] = verify;
+  return k;
+}
+
 void gt_reqs_move(gt_reqs *dst, gt_reqs *src) {
   for (int i = 0; i < src->n; ++i) {
     if (src->req[i] == MPI_REQUEST_NULL) continue;
@@ -451,7 +622,7 @@ static int irecv_impl(gt_reqs *s, int *buf, int count, int src, int tag, MPI_Com
   int k = new_slot(s);
   /* A recognisable non-id so that reading the header of an incomplete
    * receive fails loudly instead of logging a stale id. */
-  buf[0] = buf[1] = -1;
+  gt_unmark(buf);
   gt_req_recv(&s->info[k], buf);
   s->rcount[k] = count;
   s->verify[k] = verify;
@@ -487,6 +658,26 @@ static void completed(gt_reqs *s, const char *call, const int *idx, const MPI_St
     }
   }
   gt_log_completed(call, s->info, idx, n);
+  /* MPI leaves a completed persistent request allocated and inactive; the
+   * set's copy is retired so it is neither waited for nor logged again. */
+  for (int i = 0; i < n; ++i) s->req[idx[i]] = MPI_REQUEST_NULL;
+}
+
+int gt_poll_status(gt_reqs *s, int rounds) {
+  int done = 0;
+  for (int r = 0; r < rounds; ++r) {
+    for (int i = 0; i < s->n; ++i) {
+      if (s->req[i] == MPI_REQUEST_NULL) continue;
+      int flag;
+      MPI_Status st;
+      check_rc(MPI_Request_get_status(s->req[i], &flag, &st), "MPI_Request_get_status");
+      gt_begin("MPI_Request_get_status");
+      gt_op_status(s->info[i].name);
+      gt_end();
+      done += flag != 0;
+    }
+  }
+  return done;
 }
 
 static int active_list(const gt_reqs *s, int *idx) {

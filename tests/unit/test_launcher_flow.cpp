@@ -164,7 +164,13 @@ class Fixture {
     e.set("RUN_ERR", dir.path + "/stderr");
     if (!cwd.empty()) e.set("RUN_CWD", cwd);
     req.env = e.entries();
-    req.stdin_mode = Stream::DevNull;
+    // vcx-run hands its stdin to the application's mpiexec, as a user's shell
+    // would hand it to a plain mpiexec. Not /dev/null: MPICH forwards its end
+    // of file to the first proxy whenever it gets to it, and when these short
+    // jobs' proxy has already exited, mpiexec dies of SIGPIPE (plain
+    // `mpiexec.mpich ... </dev/null` does too). An empty pipe kept open, like
+    // an idle terminal, is never forwarded.
+    req.stdin_mode = Stream::Idle;
 
     const auto t0 = std::chrono::steady_clock::now();
     Child c = Child::spawn(req);

@@ -171,6 +171,35 @@ TEST_CASE("launcher process: environment and standard streams", "[launcher]") {
   CHECK(slurp(err) == "to-stdout\n");
 }
 
+TEST_CASE("launcher process: an idle stdin", "[launcher]") {
+  TempDir t;
+  const auto open_fds = [] {
+    return std::distance(fs::directory_iterator("/proc/self/fd"), fs::directory_iterator{});
+  };
+  const auto fds_before = open_fds();
+
+  // Nothing to read and no end of file while the child runs: cat is still
+  // blocked when timeout stops it (124).
+  const std::string out = t.path + "/out";
+  SpawnRequest r = sh("[ -p /dev/stdin ] && echo pipe > " + out + "; timeout 0.2 cat; echo $? >> " +
+                      out);
+  r.stdin_mode = Stream::Idle;
+  Child c = Child::spawn(r);
+  c.wait();
+  CHECK(slurp(out) == "pipe\n124\n");
+  CHECK(open_fds() == fds_before);
+
+  // Once the child is reaped, a reader it left behind gets end of file.
+  const std::string eof = t.path + "/eof";
+  SpawnRequest left = sh("exec 3<&0; (cat <&3 >/dev/null; echo eof > " + eof + ") & exit 0");
+  left.stdin_mode = Stream::Idle;
+  Child l = Child::spawn(left);
+  l.wait();
+  CHECK(l.status()->success());
+  CHECK(wait_for_file(eof, 5s));
+  CHECK(open_fds() == fds_before);
+}
+
 TEST_CASE("launcher process: waiting for signals with a timeout", "[launcher]") {
   SignalScope scope;
 

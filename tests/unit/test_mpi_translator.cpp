@@ -5,236 +5,18 @@
 // into real engines (support/engine_sim.h) to check the resulting clocks.
 #include <catch2/catch.hpp>
 #include <cstdint>
-#include <cstring>
-#include <map>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <vector>
 
-#include "../../translators/mpi/common/mpi_events.h"
-#include "support/engine_sim.h"
-#include "vcx/translator.h"
+#include "support/mpi_harness.h"
 
 using namespace vcx;
 using namespace vcx::mpi;
+using namespace vcx::mpitest;
 using Catch::Matchers::Contains;
 using vcx::sim::Clock;
 using vcx::sim::SimFatal;
-
-namespace {
-
-constexpr std::uint64_t kWorldHandle = 0x1000;
-constexpr std::uint64_t kSelfHandle = 0x1001;
-
-// ---- a recording ExchangeControl ----
-
-struct Bind {
-  std::uint64_t token;
-  Rank src;
-  QueueId queue;
-  bool operator==(const Bind&) const = default;
-};
-
-class RecordingControl final : public ExchangeControl {
- public:
-  void register_group(GroupId id, std::span<const Rank> members) override {
-    groups.emplace_back(id, std::vector<Rank>(members.begin(), members.end()));
-  }
-  ReceiveToken new_receive() override { return ReceiveToken{++last_token}; }
-  void bind_receive(ReceiveToken t, Rank src, QueueId queue) override {
-    binds.push_back(Bind{t.value, src, queue});
-  }
-  void drop_receive(ReceiveToken t) override { drops.push_back(t.value); }
-  void add_pending_receives(const PendingReceives* p) override { pending.push_back(p); }
-  // What the engine would learn by asking the registered translator.
-  bool may_bind(Rank src, QueueId q) const {
-    for (const PendingReceives* p : pending)
-      if (p->could_bind_later(src, q)) return true;
-    return false;
-  }
-  SendToken reserve_send(Rank dst, QueueId queue) override {
-    return SendToken{dst, queue, ++send_seq[std::make_tuple(dst.value, queue.a, queue.b)]};
-  }
-
-  std::vector<std::pair<GroupId, std::vector<Rank>>> groups;
-  std::vector<Bind> binds;
-  std::vector<std::uint64_t> drops;
-  std::uint64_t last_token = 0;
-  std::vector<const PendingReceives*> pending;
-  std::map<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>, std::uint64_t> send_seq;
-};
-
-// ---- events as the interceptor lays them out ----
-
-class Event {
- public:
-  Event(Call call, const void* payload, std::size_t n) : words_((sizeof(EventHeader) + n + 7) / 8) {
-    EventHeader h{};
-    h.size = static_cast<std::uint32_t>(event_record_size(n));
-    h.model = Model::Mpi;
-    h.type = static_cast<std::uint16_t>(call);
-    h.payload_size = static_cast<std::uint32_t>(n);
-    std::memcpy(words_.data(), &h, sizeof h);
-    if (n) std::memcpy(reinterpret_cast<std::uint8_t*>(words_.data()) + sizeof h, payload, n);
-  }
-  template <class T>
-  static Event of(Call call, const T& payload) {
-    return Event(call, &payload, sizeof payload);
-  }
-  EventHeader& header() { return *reinterpret_cast<EventHeader*>(words_.data()); }
-
- private:
-  std::vector<std::uint64_t> words_;  // 8-byte aligned storage
-};
-
-template <class Head, class Item>
-Event with_items(Call call, const Head& head, const std::vector<Item>& items) {
-  std::vector<std::uint8_t> bytes(sizeof head + items.size() * sizeof(Item));
-  std::memcpy(bytes.data(), &head, sizeof head);
-  if (!items.empty())
-    std::memcpy(bytes.data() + sizeof head, items.data(), items.size() * sizeof(Item));
-  return Event(call, bytes.data(), bytes.size());
-}
-
-// ---- one rank's translator ----
-
-class Tx {
- public:
-  Tx(std::uint32_t rank, std::uint32_t size, ExchangeControl* ctl = nullptr)
-      : net_(size, 1), transport_(net_, Rank{rank}, size), host_(Rank{rank}, size, transport_) {
-    lib_ = load_plugin(VCX_PLUGIN_DIR, PluginKind::Translator, "mpi");
-    std::string err;
-    plugin_ = lib_.descriptor->create(host_, &err);
-    if (!plugin_) throw std::runtime_error("creating the mpi translator: " + err);
-    t_ = plugin_->translator();
-    if (!t_) throw std::runtime_error("the mpi plugin is not a translator");
-    ctl_ = ctl ? ctl : &own_;
-  }
-  ~Tx() {
-    delete plugin_;
-    unload_plugin(lib_);
-  }
-  Tx(const Tx&) = delete;
-  Tx& operator=(const Tx&) = delete;
-
-  Translator& translator() { return *t_; }
-  RecordingControl& rec() { return own_; }
-
-  CallProgram feed(Event ev) {
-    ev.header().seq = ++seq_;
-    CallProgram out;
-    out.reset(Model::Mpi, ev.header().type, seq_);
-    t_->translate(ev.header(), *ctl_, out);
-    return out;
-  }
-
-  // ---- the calls, as the interceptor reports them ----
-  CallProgram init(std::uint32_t rank, std::uint32_t size) {
-    InitEvent e{};
-    e.comm_world = kWorldHandle;
-    e.comm_self = kSelfHandle;
-    e.world_rank = static_cast<std::int32_t>(rank);
-    e.world_size = static_cast<std::int32_t>(size);
-    return feed(Event::of(Call::Init, e));
-  }
-  CallProgram send(Call call, std::int32_t dest, std::int32_t tag,
-                   std::uint64_t comm = kWorldHandle, std::uint64_t request = 0) {
-    SendEvent e{};
-    e.comm = comm;
-    e.request = request;
-    e.dest = dest;
-    e.tag = tag;
-    e.mode = (call == Call::Ssend || call == Call::Issend)   ? SendMode::Synchronous
-             : (call == Call::Bsend || call == Call::Ibsend) ? SendMode::Buffered
-             : (call == Call::Rsend || call == Call::Irsend) ? SendMode::Ready
-                                                             : SendMode::Standard;
-    return feed(Event::of(call, e));
-  }
-  CallProgram recv(std::int32_t source, std::int32_t tag, std::int32_t st_source,
-                   std::int32_t st_tag, std::uint64_t comm = kWorldHandle) {
-    RecvEvent e{};
-    e.comm = comm;
-    e.source = source;
-    e.tag = tag;
-    e.status_source = st_source;
-    e.status_tag = st_tag;
-    return feed(Event::of(Call::Recv, e));
-  }
-  CallProgram irecv(std::uint64_t request, std::int32_t source, std::int32_t tag,
-                    std::uint64_t comm = kWorldHandle) {
-    IrecvEvent e{};
-    e.comm = comm;
-    e.request = request;
-    e.source = source;
-    e.tag = tag;
-    return feed(Event::of(Call::Irecv, e));
-  }
-  CallProgram complete(Call call, const std::vector<Completion>& done) {
-    CompletionEvent head{};
-    head.count = static_cast<std::uint32_t>(done.size());
-    return feed(with_items(call, head, done));
-  }
-  CallProgram wait(std::uint64_t request, std::int32_t source = 0, std::int32_t tag = 0,
-                   bool cancelled = false) {
-    return complete(Call::Wait, {Completion{request, source, tag, cancelled ? 1 : 0, 0}});
-  }
-  CallProgram sendrecv(std::int32_t dest, std::int32_t stag, std::int32_t source, std::int32_t rtag,
-                       std::int32_t st_source, std::int32_t st_tag) {
-    SendrecvEvent e{};
-    e.comm = kWorldHandle;
-    e.dest = dest;
-    e.send_tag = stag;
-    e.source = source;
-    e.recv_tag = rtag;
-    e.status_source = st_source;
-    e.status_tag = st_tag;
-    return feed(Event::of(Call::Sendrecv, e));
-  }
-  CallProgram collective(Call call, std::uint64_t comm = kWorldHandle, std::int32_t root = 0) {
-    CollectiveEvent e{};
-    e.comm = comm;
-    e.root = root;
-    return feed(Event::of(call, e));
-  }
-  CallProgram comm_new(Call call, std::uint64_t parent, std::uint64_t newcomm,
-                       const std::vector<std::int32_t>& world_ranks, bool is_null = false,
-                       bool same_group = false) {
-    CommCreateEvent e{};
-    e.parent = parent;
-    e.newcomm = newcomm;
-    e.is_null = is_null;
-    e.same_group = same_group;
-    e.nranks = static_cast<std::uint32_t>(world_ranks.size());
-    return feed(with_items(call, e, world_ranks));
-  }
-
- private:
-  vcx::sim::Network net_;
-  vcx::sim::SimTransport transport_;
-  vcx::sim::SimHost host_;
-  LoadedPlugin lib_;
-  Plugin* plugin_ = nullptr;
-  Translator* t_ = nullptr;
-  RecordingControl own_;
-  ExchangeControl* ctl_ = nullptr;
-  std::uint64_t seq_ = 0;
-};
-
-std::vector<Op> ops(const CallProgram& p) { return {p.ops().begin(), p.ops().end()}; }
-
-GroupId world_id(Tx& tx) { return tx.rec().groups.at(0).first; }
-QueueId wq(Tx& tx, std::int32_t tag) {
-  return QueueId{world_id(tx).value, static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag))};
-}
-
-std::vector<Rank> ranks(std::initializer_list<std::uint32_t> v) {
-  std::vector<Rank> out;
-  for (auto x : v) out.push_back(Rank{x});
-  return out;
-}
-
-}  // namespace
 
 // ---------------------------------------------------------------------------
 // Which calls are clocked
@@ -733,27 +515,7 @@ TEST_CASE("mpi: truncated events are fatal", "[mpi]") {
 }
 
 // ---------------------------------------------------------------------------
-// Translator and engines together
-
-namespace {
-
-// Three ranks, each with its MPI translator feeding its real engine.
-struct Job {
-  vcx::sim::EngineSim sim;
-  std::vector<std::unique_ptr<Tx>> tx;
-  explicit Job(std::uint32_t n, std::uint64_t seed) : sim(n, seed) {
-    for (std::uint32_t r = 0; r < n; ++r) {
-      tx.push_back(std::make_unique<Tx>(r, n, &sim.control(r)));
-      submit(r, tx[r]->init(r, n));
-    }
-  }
-  void submit(std::uint32_t r, const CallProgram& p, bool needs_reply = false) {
-    sim.engine(r).enqueue(p, needs_reply);
-  }
-  Clock clock(std::uint32_t r, std::size_t call) const { return sim.calls(r).at(call).clock; }
-};
-
-}  // namespace
+// Translator and engines together (Job: support/mpi_harness.h)
 
 TEST_CASE("mpi+engine: the crooked barrier gets the clocks of the real matching", "[mpi][engine]") {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
@@ -778,6 +540,7 @@ TEST_CASE("mpi+engine: the crooked barrier gets the clocks of the real matching"
     REQUIRE(job.sim.all_idle());
     for (std::uint32_t r = 0; r < 3; ++r) CHECK(job.sim.calls(r).back().clock == Clock{3, 2, 2});
     CHECK(job.sim.check_no_leaks() == "");
+    CHECK(job.sim.check_finished() == "");  // the reference model agrees
   }
 }
 
@@ -803,6 +566,7 @@ TEST_CASE("mpi+engine: a synchronous send to a pending wildcard holds neither ap
     CHECK(job.clock(1, 0) == Clock{0, 1});  // answered with the clock at posting
     CHECK(job.sim.host(1).replies.size() == 1);
     CHECK(job.sim.check_no_leaks() == "");
+    CHECK(job.sim.check_finished() == "");  // the reference model agrees
   }
 }
 
@@ -824,6 +588,7 @@ TEST_CASE("mpi+engine: the worked example of DESIGN 3.1 from MPI events", "[mpi]
     for (std::uint32_t r = 0; r < 3; ++r) CHECK(job.sim.calls(r).back().clock == Clock{2, 3, 2});
     CHECK(job.sim.host(1).replies.size() == 3);
     CHECK(job.sim.check_no_leaks() == "");
+    CHECK(job.sim.check_finished() == "");  // the reference model agrees
   }
 }
 
@@ -833,6 +598,7 @@ TEST_CASE("mpi+engine: MPI_Reduce on MPI_COMM_SELF completes", "[mpi][engine]") 
   job.sim.drain();
   REQUIRE(job.sim.engine(0).idle());
   CHECK(job.clock(0, 0) == Clock{1, 0});
+  CHECK(job.sim.check_finished() == "");
 }
 
 TEST_CASE("mpi+engine: a cancelled receive leaves its message to the next receive",

@@ -107,7 +107,9 @@ class Supervisor {
     req.argv = tool_command(plan_, session_.dir());
     req.file = req.argv[0];
     req.env = tool_environment(env_, session_.token()).entries();
-    req.stdin_mode = Stream::DevNull;  // the terminal's input belongs to the application
+    // The terminal's input belongs to the application. Not /dev/null: its end
+    // of file is forwarded by mpiexec and can cost it a SIGPIPE (see Stream::Idle).
+    req.stdin_mode = Stream::Idle;
     req.stdout_mode = Stream::ToStderr;
     if (plan_.options.verbose) say("tool job: " + shell_quote(req.argv));
     try {

@@ -40,13 +40,16 @@ std::string ExitStatus::describe() const {
 }
 
 Child::Child(Child&& other) noexcept
-    : pid_(std::exchange(other.pid_, -1)), status_(std::exchange(other.status_, std::nullopt)) {}
+    : pid_(std::exchange(other.pid_, -1)),
+      status_(std::exchange(other.status_, std::nullopt)),
+      stdin_pipe_(std::exchange(other.stdin_pipe_, -1)) {}
 
 Child& Child::operator=(Child&& other) noexcept {
   if (this != &other) {
     reset();
     pid_ = std::exchange(other.pid_, -1);
     status_ = std::exchange(other.status_, std::nullopt);
+    stdin_pipe_ = std::exchange(other.stdin_pipe_, -1);
   }
   return *this;
 }
@@ -58,8 +61,19 @@ void Child::reset() {
     signal_group(SIGKILL);
     wait();
   }
+  close_stdin_pipe();
   pid_ = -1;
   status_.reset();
+}
+
+void Child::set_status(ExitStatus status) {
+  status_ = status;
+  close_stdin_pipe();
+}
+
+void Child::close_stdin_pipe() {
+  if (stdin_pipe_ >= 0) ::close(stdin_pipe_);
+  stdin_pipe_ = -1;
 }
 
 Child Child::spawn(const SpawnRequest& request) {
@@ -80,6 +94,15 @@ Child Child::spawn(const SpawnRequest& request) {
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  // Close-on-exec on both ends: only the child's stdin (a dup) and the
+  // parent's copy of the write end survive.
+  int idle[2] = {-1, -1};
+  if (request.stdin_mode == Stream::Idle && ::pipe2(idle, O_CLOEXEC) != 0) {
+    const int err = errno;
+    ::close(report[0]);
+    ::close(report[1]);
+    throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(err));
+  }
 
   // All signals stay blocked across fork so that no handler runs in the
   // child, and so that the terminal hand-over below cannot stop us (SIGTTOU).
@@ -103,6 +126,11 @@ Child Child::spawn(const SpawnRequest& request) {
         ::dup2(fd, 0);
         ::close(fd);
       }
+    } else if (request.stdin_mode == Stream::Idle) {
+      if (idle[0] == 0)
+        ::fcntl(0, F_SETFD, 0);  // already in place: only keep it across exec
+      else
+        ::dup2(idle[0], 0);
     }
     if (request.stdout_mode == Stream::DevNull) {
       const int fd = ::open("/dev/null", O_WRONLY);
@@ -128,13 +156,16 @@ Child Child::spawn(const SpawnRequest& request) {
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   ::close(report[1]);
+  if (idle[0] >= 0) ::close(idle[0]);
   if (pid < 0) {
     ::close(report[0]);
+    if (idle[1] >= 0) ::close(idle[1]);
     throw std::runtime_error("cannot start " + file + ": " + std::strerror(fork_errno));
   }
 
   Child child;
   child.pid_ = pid;
+  child.stdin_pipe_ = idle[1];
   int exec_errno = 0;
   ssize_t got;
   do {
@@ -157,9 +188,9 @@ bool Child::poll() {
   int st = 0;
   const pid_t r = ::waitpid(pid_, &st, WNOHANG);
   if (r == pid_) {
-    status_ = ExitStatus::from_wait_status(st);
+    set_status(ExitStatus::from_wait_status(st));
   } else if (r < 0 && errno == ECHILD) {
-    status_ = ExitStatus::exited(255);  // reaped elsewhere: its status is lost
+    set_status(ExitStatus::exited(255));  // reaped elsewhere: its status is lost
   }
   return status_.has_value();
 }
@@ -170,9 +201,9 @@ bool Child::poll_stopped() {
   const pid_t r = ::waitpid(pid_, &st, WNOHANG | WUNTRACED);
   if (r == pid_ && WIFSTOPPED(st)) return true;
   if (r == pid_)
-    status_ = ExitStatus::from_wait_status(st);
+    set_status(ExitStatus::from_wait_status(st));
   else if (r < 0 && errno == ECHILD)
-    status_ = ExitStatus::exited(255);
+    set_status(ExitStatus::exited(255));
   return false;
 }
 
@@ -183,7 +214,7 @@ void Child::wait() {
   do {
     r = ::waitpid(pid_, &st, 0);
   } while (r < 0 && errno == EINTR);
-  status_ = r == pid_ ? ExitStatus::from_wait_status(st) : ExitStatus::exited(255);
+  set_status(r == pid_ ? ExitStatus::from_wait_status(st) : ExitStatus::exited(255));
 }
 
 void Child::signal_group(int sig) const {

@@ -37,6 +37,12 @@ enum class Stream {
   Inherit,   // the launcher's own stream
   DevNull,   // /dev/null
   ToStderr,  // the launcher's stderr (stdout only: keeps tool chatter out of the program's output)
+  // stdin only: an empty pipe whose write end only the parent holds, until
+  // the child is reaped. Nothing to read and no end of file, like a terminal
+  // nobody types into. MPICH's mpiexec forwards a readable stdin (end of file
+  // included) to its first proxy whenever it gets to it; when a short job's
+  // proxy has already exited by then, that write kills mpiexec with SIGPIPE.
+  Idle,
 };
 
 struct SpawnRequest {
@@ -87,8 +93,13 @@ class Child {
  private:
   void reset();
 
+  // Marks the child as ended; its Stream::Idle stdin is not needed any more.
+  void set_status(ExitStatus status);
+  void close_stdin_pipe();
+
   pid_t pid_ = -1;
   std::optional<ExitStatus> status_;
+  int stdin_pipe_ = -1;  // the write end of a Stream::Idle stdin
 };
 
 // Blocks SIGCHLD and the signals the launcher forwards (SIGINT, SIGTERM,

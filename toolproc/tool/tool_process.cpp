@@ -296,6 +296,9 @@ void ToolProcess::abort_all(const std::string& why) {
   if (aborted_) return;
   aborted_ = true;
   abort_reason_ = why;
+  if (engine_ && !engine_->idle())
+    spdlog::warn("stopping with calls left to analyse; the first waits for {}",
+                 engine_->blocked_on());
   std::vector<std::uint8_t> msg{static_cast<std::uint8_t>(ControlMsg::Abort)};
   msg.insert(msg.end(), why.begin(), why.end());
   for (std::uint32_t r = 0; r < size_; ++r)

@@ -28,9 +28,12 @@ struct SendToken {
 };
 
 enum class CollectiveKind : std::uint8_t {
-  AllToAll = 0,  // every member waits for every other (barrier, allreduce, ...)
-  OneToAll = 1,  // the root signals every member (bcast, scatter)
-  AllToOne = 2,  // every member signals the root (reduce, gather)
+  AllToAll = 0,   // every member waits for every other (barrier, allreduce, ...)
+  OneToAll = 1,   // the root signals every member (bcast, scatter)
+  AllToOne = 2,   // every member signals the root (reduce, gather)
+  Prefix = 3,     // member i waits for members 0..i-1 (scan, exscan)
+  Bipartite = 4,  // each member of one side waits for every member of the
+                  // other side (intercommunicator barrier, allreduce, ...)
 };
 
 struct CollectiveRef {

@@ -28,16 +28,26 @@ class ExchangeControl {
 
   // Members in group order (the order trees are built over). Call before any
   // collective on the group; registering the same id again must give the same
-  // members.
-  virtual void register_group(GroupId id, std::span<const Rank> members) = 0;
+  // members. A group with two sides (for Bipartite collectives) lists the
+  // first side's members, then the second's; `second_side` is the position
+  // where the second side starts (0: one side).
+  virtual void register_group(GroupId id, std::span<const Rank> members,
+                              std::uint32_t second_side = 0) = 0;
 
   // A receive posted by the application. Bind it to its queue once its
   // source and queue are known, in the queue's FIFO order (MPI posting order):
   // the n-th bind on (src, queue) receives the n-th signal sent on it.
-  virtual ReceiveToken new_receive() = 0;
+  // A receive that can never answer a synchronous sender (e.g. one edge of a
+  // neighbourhood collective) needs no Snapshot op.
+  virtual ReceiveToken new_receive(bool answers_synchronous = true) = 0;
   virtual void bind_receive(ReceiveToken t, Rank src, QueueId queue) = 0;
   // A receive that will never match (cancelled, or to MPI_PROC_NULL).
   virtual void drop_receive(ReceiveToken t) = 0;
+  // A receive that will match but whose completion nobody will wait for
+  // (its request was freed while active): its signal is discarded on arrival.
+  virtual void abandon_receive(ReceiveToken t) = 0;
+  // The answer to this synchronous send will never be waited for.
+  virtual void discard_answer(const SendToken& t) = 0;
 
   // Lets the engine ask whether a posted receive may still be bound to
   // (src, queue): its position depends on events the application has not

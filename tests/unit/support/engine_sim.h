@@ -231,7 +231,12 @@ struct Prog {
     return *this;
   }
   Prog& wait_ack(const SendToken& t) { return wait_ack(t.dst, t.queue, t.seq); }
-  Prog& contribute(const CollectiveRef& c) { return coll_op(OpKind::CollectiveContribute, c); }
+  // The signal part alone (a non-blocking initiation); `flags` are CollectiveFlags.
+  Prog& contribute(const CollectiveRef& c, std::uint16_t flags = 0) {
+    coll_op(OpKind::CollectiveContribute, c);
+    ops.back().flags = flags;
+    return *this;
+  }
   Prog& complete(const CollectiveRef& c) { return coll_op(OpKind::CollectiveComplete, c); }
   // A blocking collective: one call contributes and completes, which lets
   // the engine use the sparse all-to-all contribution.
@@ -291,8 +296,9 @@ class ReferenceModel {
     v.erase(std::remove(v.begin(), v.end(), t.value), v.end());
     bindings_.erase(it);
   }
-  void group(GroupId g, std::span<const Rank> members) {
-    groups_[g.value] = std::vector<Rank>(members.begin(), members.end());
+  // `second_side`: where the second side of a two-sided group starts (0: one side).
+  void group(GroupId g, std::span<const Rank> members, std::uint32_t second_side = 0) {
+    groups_[g.value] = Group{std::vector<Rank>(members.begin(), members.end()), second_side};
   }
 
   // Clocks of every clocked call, per rank; throws if the programs cannot all
@@ -313,6 +319,10 @@ class ReferenceModel {
   }
 
  private:
+  struct Group {
+    std::vector<Rank> members;
+    std::uint32_t second_side = 0;
+  };
   struct Binding {
     Rank src;
     QueueId q;
@@ -399,27 +409,57 @@ class ReferenceModel {
         const CollectiveRef& k = op.collective;
         auto g = groups_.find(k.group.value);
         if (g == groups_.end()) throw std::logic_error("reference model: unknown group");
+        const std::vector<Rank>& members = g->second.members;
+        const auto me = static_cast<std::size_t>(
+            std::find(members.begin(), members.end(), Rank{r}) - members.begin());
+        if (me == members.size()) throw std::logic_error("reference model: not a member");
+        // Two-sided groups: [0, split) is the first side, [split, n) the second.
+        const std::size_t split = g->second.second_side;
+        const bool first_side = me < split;
         auto& contrib = s.contrib[{k.group.value, k.instance}];
         const bool root = k.root.value == r;
         if (op.kind == OpKind::CollectiveContribute) {
-          const bool signals = k.kind == CollectiveKind::AllToAll ||
-                               (k.kind == CollectiveKind::OneToAll && root) ||
-                               (k.kind == CollectiveKind::AllToOne && !root);
+          bool signals = false;
+          switch (k.kind) {
+            case CollectiveKind::AllToAll:
+            case CollectiveKind::Bipartite:
+              signals = true;
+              break;
+            case CollectiveKind::OneToAll:
+              signals = root;
+              break;
+            case CollectiveKind::AllToOne:
+              signals = !root;
+              break;
+            case CollectiveKind::Prefix:
+              signals = me + 1 < members.size();  // to the members above it
+              break;
+          }
           if (signals) contrib[r] = c;
           return true;
         }
         std::vector<std::uint32_t> from;  // whose contributions this completion merges
         switch (k.kind) {
           case CollectiveKind::AllToAll:
-            for (Rank m : g->second) from.push_back(m.value);
+            for (Rank m : members) from.push_back(m.value);
             break;
           case CollectiveKind::OneToAll:
             if (!root) from.push_back(k.root.value);
             break;
           case CollectiveKind::AllToOne:
             if (root)
-              for (Rank m : g->second)
+              for (Rank m : members)
                 if (m.value != r) from.push_back(m.value);
+            break;
+          case CollectiveKind::Prefix:
+            for (std::size_t i = 0; i < me; ++i) from.push_back(members[i].value);
+            break;
+          case CollectiveKind::Bipartite:
+            if (split == 0 || split >= members.size())
+              throw std::logic_error("reference model: a two-sided collective on one side");
+            for (std::size_t i = first_side ? split : 0; i < (first_side ? members.size() : split);
+                 ++i)
+              from.push_back(members[i].value);
             break;
         }
         for (std::uint32_t m : from)
@@ -438,7 +478,7 @@ class ReferenceModel {
       order_;  // (rank, src, queue) -> tokens in binding order
   std::map<std::pair<std::uint32_t, std::uint64_t>, Binding> bindings_;
   std::set<std::pair<std::uint32_t, std::uint64_t>> dropped_;
-  std::map<std::uint64_t, std::vector<Rank>> groups_;
+  std::map<std::uint64_t, Group> groups_;
 };
 
 // ---------------------------------------------------------------------------
@@ -490,14 +530,18 @@ class EngineSim {
   ReferenceModel& reference() { return ref_; }
 
   // ---- control calls, mirrored into the reference model ----
-  void register_group(std::uint32_t r, GroupId g, std::span<const Rank> members) {
-    control(r).register_group(g, members);
-    ref_.group(g, members);
+  void register_group(std::uint32_t r, GroupId g, std::span<const Rank> members,
+                      std::uint32_t second_side = 0) {
+    control(r).register_group(g, members, second_side);
+    ref_.group(g, members, second_side);
   }
-  void register_group_everywhere(GroupId g, std::span<const Rank> members) {
-    for (Rank m : members) register_group(m.value, g, members);
+  void register_group_everywhere(GroupId g, std::span<const Rank> members,
+                                 std::uint32_t second_side = 0) {
+    for (Rank m : members) register_group(m.value, g, members, second_side);
   }
-  ReceiveToken new_receive(std::uint32_t r) { return control(r).new_receive(); }
+  ReceiveToken new_receive(std::uint32_t r, bool answers_synchronous = true) {
+    return control(r).new_receive(answers_synchronous);
+  }
   void bind(std::uint32_t r, ReceiveToken t, std::uint32_t src, QueueId q) {
     control(r).bind_receive(t, Rank{src}, q);
     ref_.bind(Rank{r}, t, Rank{src}, q);
@@ -514,14 +558,21 @@ class EngineSim {
   Submitted submit(std::uint32_t r, const Prog& p, bool needs_reply = false) {
     Node& n = *nodes_.at(r);
     CallProgram cp;
-    cp.reset(Model::Example, p.call, ++n.event_seq);
+    cp.reset(Model::Example, p.call, n.event_seq + 1);
     if (p.clocked) cp.mark_clocked();
     for (const Op& op : p.ops) cp.push(op);
-    n.engine->enqueue(cp, needs_reply);
-    ref_.program(Rank{r}, p);
-    Submitted s{n.event_seq, p.clocked ? static_cast<std::int64_t>(n.clocked++) : -1};
-    n.programs.push_back(ProgramInfo{s.event_seq, needs_reply, n.clocked});
-    return s;
+    return enqueue(r, cp, p, needs_reply);
+  }
+  // A program a translator made (its model and call kept), mirrored into the
+  // reference model like the others. Renumbered in this rank's event order,
+  // which is what replies are checked against.
+  Submitted submit_program(std::uint32_t r, const CallProgram& made, bool needs_reply = false) {
+    Prog p{made.call(), made.clocked(), std::vector<Op>(made.ops().begin(), made.ops().end())};
+    CallProgram cp;
+    cp.reset(made.model(), made.call(), nodes_.at(r)->event_seq + 1);
+    if (made.clocked()) cp.mark_clocked();
+    for (const Op& op : made.ops()) cp.push(op);
+    return enqueue(r, cp, p, needs_reply);
   }
 
   // A standard or synchronous blocking send (Signal, plus WaitAck if sync).
@@ -679,6 +730,16 @@ class EngineSim {
   }
 
  private:
+  Submitted enqueue(std::uint32_t r, const CallProgram& cp, const Prog& p, bool needs_reply) {
+    Node& n = *nodes_.at(r);
+    ++n.event_seq;
+    n.engine->enqueue(cp, needs_reply);
+    ref_.program(Rank{r}, p);
+    Submitted s{n.event_seq, p.clocked ? static_cast<std::int64_t>(n.clocked++) : -1};
+    n.programs.push_back(ProgramInfo{s.event_seq, needs_reply, n.clocked});
+    return s;
+  }
+
   struct ProgramInfo {
     std::uint64_t event_seq;
     bool needs_reply;
@@ -700,6 +761,38 @@ class EngineSim {
   ReferenceModel ref_;
   LoadedPlugin lib_;
   std::vector<std::unique_ptr<Node>> nodes_;
+};
+
+// What a translator under test is given as its ExchangeControl: rank r's
+// engine control, with every group, binding and drop mirrored into the
+// reference model, so that translated programs can be checked against it.
+class MirrorControl final : public ExchangeControl {
+ public:
+  MirrorControl(EngineSim& sim, std::uint32_t r) : sim_(sim), r_(r) {}
+  void register_group(GroupId id, std::span<const Rank> members,
+                      std::uint32_t second_side = 0) override {
+    sim_.register_group(r_, id, members, second_side);
+  }
+  ReceiveToken new_receive(bool answers_synchronous = true) override {
+    return sim_.new_receive(r_, answers_synchronous);
+  }
+  void bind_receive(ReceiveToken t, Rank src, QueueId queue) override {
+    sim_.bind(r_, t, src.value, queue);
+  }
+  void drop_receive(ReceiveToken t) override { sim_.drop(r_, t); }
+  // Nobody waits for these; the reference model needs no record of them.
+  void abandon_receive(ReceiveToken t) override { sim_.control(r_).abandon_receive(t); }
+  void discard_answer(const SendToken& t) override { sim_.control(r_).discard_answer(t); }
+  void add_pending_receives(const PendingReceives* p) override {
+    sim_.control(r_).add_pending_receives(p);
+  }
+  SendToken reserve_send(Rank dst, QueueId queue) override {
+    return sim_.control(r_).reserve_send(dst, queue);
+  }
+
+ private:
+  EngineSim& sim_;
+  std::uint32_t r_;
 };
 
 }  // namespace vcx::sim

@@ -12,56 +12,256 @@
 
 namespace vcx::mpi {
 
-// X(name) for every intercepted MPI call; the event type is its index.
+// X(name, family, collective kind) for every MPI call with semantics; the
+// event type is its index. The family says which payload the event carries
+// and how the translator maps it; the kind applies to collectives (plain,
+// non-blocking "I" and persistent "_init" forms, and large-count "_c"
+// variants, each recorded under its own name).
 #define VCX_MPI_CALLS(X) \
-  X(Init)                \
-  X(Init_thread)         \
-  X(Finalize)            \
-  X(Send)                \
-  X(Bsend)               \
-  X(Rsend)               \
-  X(Ssend)               \
-  X(Isend)               \
-  X(Ibsend)              \
-  X(Irsend)              \
-  X(Issend)              \
-  X(Recv)                \
-  X(Irecv)               \
-  X(Wait)                \
-  X(Waitall)             \
-  X(Waitany)             \
-  X(Waitsome)            \
-  X(Test)                \
-  X(Testall)             \
-  X(Testany)             \
-  X(Testsome)            \
-  X(Sendrecv)            \
-  X(Sendrecv_replace)    \
-  X(Barrier)             \
-  X(Bcast)               \
-  X(Reduce)              \
-  X(Allreduce)           \
-  X(Comm_dup)            \
-  X(Comm_split)          \
-  X(Comm_create)         \
-  X(Comm_free)
+  X(Init, Init, None) \
+  X(Init_thread, Init, None) \
+  X(Finalize, Finalize, None) \
+  X(Send, Send, None) \
+  X(Send_c, Send, None) \
+  X(Bsend, Send, None) \
+  X(Bsend_c, Send, None) \
+  X(Rsend, Send, None) \
+  X(Rsend_c, Send, None) \
+  X(Ssend, Send, None) \
+  X(Ssend_c, Send, None) \
+  X(Isend, Send, None) \
+  X(Isend_c, Send, None) \
+  X(Ibsend, Send, None) \
+  X(Ibsend_c, Send, None) \
+  X(Irsend, Send, None) \
+  X(Irsend_c, Send, None) \
+  X(Issend, Send, None) \
+  X(Issend_c, Send, None) \
+  X(Send_init, SendInit, None) \
+  X(Send_init_c, SendInit, None) \
+  X(Bsend_init, SendInit, None) \
+  X(Bsend_init_c, SendInit, None) \
+  X(Rsend_init, SendInit, None) \
+  X(Rsend_init_c, SendInit, None) \
+  X(Ssend_init, SendInit, None) \
+  X(Ssend_init_c, SendInit, None) \
+  X(Recv, Recv, None) \
+  X(Recv_c, Recv, None) \
+  X(Irecv, Irecv, None) \
+  X(Irecv_c, Irecv, None) \
+  X(Recv_init, RecvInit, None) \
+  X(Recv_init_c, RecvInit, None) \
+  X(Start, Start, None) \
+  X(Startall, Start, None) \
+  X(Request_free, RequestFree, None) \
+  X(Mprobe, Mprobe, None) \
+  X(Improbe, Mprobe, None) \
+  X(Mrecv, Mrecv, None) \
+  X(Mrecv_c, Mrecv, None) \
+  X(Imrecv, Mrecv, None) \
+  X(Imrecv_c, Mrecv, None) \
+  X(Cancel, Cancel, None) \
+  X(Wait, Completion, None) \
+  X(Waitall, Completion, None) \
+  X(Waitany, Completion, None) \
+  X(Waitsome, Completion, None) \
+  X(Test, Completion, None) \
+  X(Testall, Completion, None) \
+  X(Testany, Completion, None) \
+  X(Testsome, Completion, None) \
+  X(Sendrecv, Sendrecv, None) \
+  X(Sendrecv_c, Sendrecv, None) \
+  X(Sendrecv_replace, Sendrecv, None) \
+  X(Sendrecv_replace_c, Sendrecv, None) \
+  X(Isendrecv, Isendrecv, None) \
+  X(Isendrecv_c, Isendrecv, None) \
+  X(Isendrecv_replace, Isendrecv, None) \
+  X(Isendrecv_replace_c, Isendrecv, None) \
+  X(Barrier, Collective, AllToAll) \
+  X(Ibarrier, Icollective, AllToAll) \
+  X(Barrier_init, Pcollective, AllToAll) \
+  X(Allgather, Collective, AllToAll) \
+  X(Allgather_c, Collective, AllToAll) \
+  X(Iallgather, Icollective, AllToAll) \
+  X(Iallgather_c, Icollective, AllToAll) \
+  X(Allgather_init, Pcollective, AllToAll) \
+  X(Allgather_init_c, Pcollective, AllToAll) \
+  X(Allgatherv, Collective, AllToAll) \
+  X(Allgatherv_c, Collective, AllToAll) \
+  X(Iallgatherv, Icollective, AllToAll) \
+  X(Iallgatherv_c, Icollective, AllToAll) \
+  X(Allgatherv_init, Pcollective, AllToAll) \
+  X(Allgatherv_init_c, Pcollective, AllToAll) \
+  X(Alltoall, Collective, AllToAll) \
+  X(Alltoall_c, Collective, AllToAll) \
+  X(Ialltoall, Icollective, AllToAll) \
+  X(Ialltoall_c, Icollective, AllToAll) \
+  X(Alltoall_init, Pcollective, AllToAll) \
+  X(Alltoall_init_c, Pcollective, AllToAll) \
+  X(Alltoallv, Collective, AllToAll) \
+  X(Alltoallv_c, Collective, AllToAll) \
+  X(Ialltoallv, Icollective, AllToAll) \
+  X(Ialltoallv_c, Icollective, AllToAll) \
+  X(Alltoallv_init, Pcollective, AllToAll) \
+  X(Alltoallv_init_c, Pcollective, AllToAll) \
+  X(Alltoallw, Collective, AllToAll) \
+  X(Alltoallw_c, Collective, AllToAll) \
+  X(Ialltoallw, Icollective, AllToAll) \
+  X(Ialltoallw_c, Icollective, AllToAll) \
+  X(Alltoallw_init, Pcollective, AllToAll) \
+  X(Alltoallw_init_c, Pcollective, AllToAll) \
+  X(Allreduce, Collective, AllToAll) \
+  X(Allreduce_c, Collective, AllToAll) \
+  X(Iallreduce, Icollective, AllToAll) \
+  X(Iallreduce_c, Icollective, AllToAll) \
+  X(Allreduce_init, Pcollective, AllToAll) \
+  X(Allreduce_init_c, Pcollective, AllToAll) \
+  X(Reduce_scatter, Collective, AllToAll) \
+  X(Reduce_scatter_c, Collective, AllToAll) \
+  X(Ireduce_scatter, Icollective, AllToAll) \
+  X(Ireduce_scatter_c, Icollective, AllToAll) \
+  X(Reduce_scatter_init, Pcollective, AllToAll) \
+  X(Reduce_scatter_init_c, Pcollective, AllToAll) \
+  X(Reduce_scatter_block, Collective, AllToAll) \
+  X(Reduce_scatter_block_c, Collective, AllToAll) \
+  X(Ireduce_scatter_block, Icollective, AllToAll) \
+  X(Ireduce_scatter_block_c, Icollective, AllToAll) \
+  X(Reduce_scatter_block_init, Pcollective, AllToAll) \
+  X(Reduce_scatter_block_init_c, Pcollective, AllToAll) \
+  X(Bcast, Collective, OneToAll) \
+  X(Bcast_c, Collective, OneToAll) \
+  X(Ibcast, Icollective, OneToAll) \
+  X(Ibcast_c, Icollective, OneToAll) \
+  X(Bcast_init, Pcollective, OneToAll) \
+  X(Bcast_init_c, Pcollective, OneToAll) \
+  X(Scatter, Collective, OneToAll) \
+  X(Scatter_c, Collective, OneToAll) \
+  X(Iscatter, Icollective, OneToAll) \
+  X(Iscatter_c, Icollective, OneToAll) \
+  X(Scatter_init, Pcollective, OneToAll) \
+  X(Scatter_init_c, Pcollective, OneToAll) \
+  X(Scatterv, Collective, OneToAll) \
+  X(Scatterv_c, Collective, OneToAll) \
+  X(Iscatterv, Icollective, OneToAll) \
+  X(Iscatterv_c, Icollective, OneToAll) \
+  X(Scatterv_init, Pcollective, OneToAll) \
+  X(Scatterv_init_c, Pcollective, OneToAll) \
+  X(Gather, Collective, AllToOne) \
+  X(Gather_c, Collective, AllToOne) \
+  X(Igather, Icollective, AllToOne) \
+  X(Igather_c, Icollective, AllToOne) \
+  X(Gather_init, Pcollective, AllToOne) \
+  X(Gather_init_c, Pcollective, AllToOne) \
+  X(Gatherv, Collective, AllToOne) \
+  X(Gatherv_c, Collective, AllToOne) \
+  X(Igatherv, Icollective, AllToOne) \
+  X(Igatherv_c, Icollective, AllToOne) \
+  X(Gatherv_init, Pcollective, AllToOne) \
+  X(Gatherv_init_c, Pcollective, AllToOne) \
+  X(Reduce, Collective, AllToOne) \
+  X(Reduce_c, Collective, AllToOne) \
+  X(Ireduce, Icollective, AllToOne) \
+  X(Ireduce_c, Icollective, AllToOne) \
+  X(Reduce_init, Pcollective, AllToOne) \
+  X(Reduce_init_c, Pcollective, AllToOne) \
+  X(Scan, Collective, Prefix) \
+  X(Scan_c, Collective, Prefix) \
+  X(Iscan, Icollective, Prefix) \
+  X(Iscan_c, Icollective, Prefix) \
+  X(Scan_init, Pcollective, Prefix) \
+  X(Scan_init_c, Pcollective, Prefix) \
+  X(Exscan, Collective, Prefix) \
+  X(Exscan_c, Collective, Prefix) \
+  X(Iexscan, Icollective, Prefix) \
+  X(Iexscan_c, Icollective, Prefix) \
+  X(Exscan_init, Pcollective, Prefix) \
+  X(Exscan_init_c, Pcollective, Prefix) \
+  X(Neighbor_allgather, Collective, Neighbor) \
+  X(Neighbor_allgather_c, Collective, Neighbor) \
+  X(Ineighbor_allgather, Icollective, Neighbor) \
+  X(Ineighbor_allgather_c, Icollective, Neighbor) \
+  X(Neighbor_allgather_init, Pcollective, Neighbor) \
+  X(Neighbor_allgather_init_c, Pcollective, Neighbor) \
+  X(Neighbor_allgatherv, Collective, Neighbor) \
+  X(Neighbor_allgatherv_c, Collective, Neighbor) \
+  X(Ineighbor_allgatherv, Icollective, Neighbor) \
+  X(Ineighbor_allgatherv_c, Icollective, Neighbor) \
+  X(Neighbor_allgatherv_init, Pcollective, Neighbor) \
+  X(Neighbor_allgatherv_init_c, Pcollective, Neighbor) \
+  X(Neighbor_alltoall, Collective, Neighbor) \
+  X(Neighbor_alltoall_c, Collective, Neighbor) \
+  X(Ineighbor_alltoall, Icollective, Neighbor) \
+  X(Ineighbor_alltoall_c, Icollective, Neighbor) \
+  X(Neighbor_alltoall_init, Pcollective, Neighbor) \
+  X(Neighbor_alltoall_init_c, Pcollective, Neighbor) \
+  X(Neighbor_alltoallv, Collective, Neighbor) \
+  X(Neighbor_alltoallv_c, Collective, Neighbor) \
+  X(Ineighbor_alltoallv, Icollective, Neighbor) \
+  X(Ineighbor_alltoallv_c, Icollective, Neighbor) \
+  X(Neighbor_alltoallv_init, Pcollective, Neighbor) \
+  X(Neighbor_alltoallv_init_c, Pcollective, Neighbor) \
+  X(Neighbor_alltoallw, Collective, Neighbor) \
+  X(Neighbor_alltoallw_c, Collective, Neighbor) \
+  X(Ineighbor_alltoallw, Icollective, Neighbor) \
+  X(Ineighbor_alltoallw_c, Icollective, Neighbor) \
+  X(Neighbor_alltoallw_init, Pcollective, Neighbor) \
+  X(Neighbor_alltoallw_init_c, Pcollective, Neighbor) \
+  X(Comm_dup, CommCreate, None) \
+  X(Comm_dup_with_info, CommCreate, None) \
+  X(Comm_idup, CommCreate, None) \
+  X(Comm_idup_with_info, CommCreate, None) \
+  X(Comm_split, CommCreate, None) \
+  X(Comm_split_type, CommCreate, None) \
+  X(Comm_create, CommCreate, None) \
+  X(Comm_create_group, CommCreate, None) \
+  X(Comm_create_from_group, CommCreate, None) \
+  X(Intercomm_create, CommCreate, None) \
+  X(Intercomm_create_from_groups, CommCreate, None) \
+  X(Intercomm_merge, CommCreate, None) \
+  X(Cart_create, CommCreate, None) \
+  X(Cart_sub, CommCreate, None) \
+  X(Graph_create, CommCreate, None) \
+  X(Dist_graph_create, CommCreate, None) \
+  X(Dist_graph_create_adjacent, CommCreate, None) \
+  X(Comm_free, CommFree, None) \
+  X(Comm_disconnect, CommFree, None) \
+  X(Abort, Abort, None)
 
 enum class Call : std::uint16_t {
-#define VCX_X(name) name,
+#define VCX_X(name, family, kind) name,
   VCX_MPI_CALLS(VCX_X)
 #undef VCX_X
   Count
 };
 
 inline constexpr const char* kCallNames[] = {
-#define VCX_X(name) "MPI_" #name,
+#define VCX_X(name, family, kind) "MPI_" #name,
     VCX_MPI_CALLS(VCX_X)
 #undef VCX_X
 };
 static_assert(sizeof(kCallNames) / sizeof(kCallNames[0]) == static_cast<std::size_t>(Call::Count));
 
+enum class Family : std::uint8_t {
+  Init, Finalize, Abort, Send, SendInit, Recv, Irecv, RecvInit, Start, RequestFree, Mprobe,
+  Mrecv, Cancel, Completion, Sendrecv, Isendrecv, Collective, Icollective, Pcollective, CommCreate,
+  CommFree,
+};
+enum class CollKind : std::uint8_t { None, AllToAll, OneToAll, AllToOne, Prefix, Neighbor };
+
+inline constexpr Family kCallFamily[] = {
+#define VCX_X(name, family, kind) Family::family,
+    VCX_MPI_CALLS(VCX_X)
+#undef VCX_X
+};
+inline constexpr CollKind kCallCollKind[] = {
+#define VCX_X(name, family, kind) CollKind::kind,
+    VCX_MPI_CALLS(VCX_X)
+#undef VCX_X
+};
+
 inline constexpr std::int32_t kRankProcNull = -1;
 inline constexpr std::int32_t kRankAny = -2;
+inline constexpr std::int32_t kRankRoot = -3;  // MPI_ROOT
 inline constexpr std::int32_t kTagAny = -1;
 
 enum class SendMode : std::uint8_t { Standard = 0, Buffered = 1, Ready = 2, Synchronous = 3 };
@@ -117,6 +317,17 @@ struct CompletionEvent {
   std::uint32_t reserved;
 };
 
+// MPI_Isendrecv(_replace): sent after the call, with the request; the
+// receive's status comes with the completion.
+struct IsendrecvEvent {
+  std::uint64_t comm;
+  std::uint64_t request;
+  std::int32_t dest;
+  std::int32_t send_tag;
+  std::int32_t source;
+  std::int32_t recv_tag;
+};
+
 struct SendrecvEvent {
   std::uint64_t comm;
   std::int32_t dest;
@@ -127,25 +338,74 @@ struct SendrecvEvent {
   std::int32_t status_tag;
 };
 
+// Blocking collectives (before the call), non-blocking initiations and
+// persistent _init calls (after it, with the request).
 struct CollectiveEvent {
   std::uint64_t comm;
-  std::int32_t root;  // communicator rank; ignored where the call has none
+  std::uint64_t request;  // 0 for blocking calls
+  std::int32_t root;      // communicator rank, kRankRoot/kRankProcNull on intercommunicators
   std::int32_t reserved;
 };
 
-// A communicator constructor returned. `nranks` world ranks follow, in the
-// new communicator's rank order, unless `same_group` says the group is the
-// parent's (dup) or `is_null` says this process got MPI_COMM_NULL.
-struct CommCreateEvent {
-  std::uint64_t parent;
-  std::uint64_t newcomm;
-  std::uint32_t is_null;
-  std::uint32_t same_group;
-  std::uint32_t nranks;
+// MPI_Start / MPI_Startall: `count` request handles (u64) follow.
+struct StartEvent {
+  std::uint32_t count;
   std::uint32_t reserved;
 };
 
-struct CommFreeEvent {
+struct RequestEvent {  // MPI_Request_free, MPI_Cancel
+  std::uint64_t request;
+};
+
+// MPI_Mprobe, or MPI_Improbe that found a message.
+struct MprobeEvent {
+  std::uint64_t comm;
+  std::uint64_t message;
+  std::int32_t source;
+  std::int32_t tag;
+  std::int32_t status_source;
+  std::int32_t status_tag;
+};
+
+// MPI_Mrecv (status known) or MPI_Imrecv (request; status at completion).
+struct MrecvEvent {
+  std::uint64_t message;
+  std::uint64_t request;
+  std::int32_t status_source;
+  std::int32_t status_tag;
+};
+
+struct AbortEvent {
+  std::uint64_t comm;
+  std::int32_t errorcode;
+  std::int32_t reserved;
+};
+
+// How the members of a new communicator agree on its id.
+enum class CommContext : std::uint32_t {
+  Parent = 0,       // collective over the parent communicator
+  Group = 1,        // MPI_Comm_create_group: over the group, with a tag
+  Intercomm = 2,    // MPI_Intercomm_create: over both groups, with a tag
+};
+
+// A communicator constructor returned. Arrays follow in this order:
+// `nlocal` world ranks of the (local) group in rank order, `nremote` world
+// ranks of the remote group (intercommunicators), `nin` and `nout`
+// neighbour ranks (topologies; communicator ranks, MPI's neighbour order).
+struct CommCreateEvent {
+  std::uint64_t parent;
+  std::uint64_t newcomm;
+  std::uint32_t is_null;     // this process got MPI_COMM_NULL
+  std::uint32_t same_group;  // a duplicate: group and topology of the parent
+  std::uint32_t nlocal;
+  std::uint32_t nremote;
+  std::int32_t nin;          // -1: no topology
+  std::int32_t nout;
+  CommContext context;
+  std::int32_t tag;
+};
+
+struct CommFreeEvent {  // MPI_Comm_free, MPI_Comm_disconnect
   std::uint64_t comm;
 };
 
@@ -156,8 +416,14 @@ static_assert(sizeof(IrecvEvent) == 24);
 static_assert(sizeof(Completion) == 24);
 static_assert(sizeof(CompletionEvent) == 8);
 static_assert(sizeof(SendrecvEvent) == 32);
-static_assert(sizeof(CollectiveEvent) == 16);
-static_assert(sizeof(CommCreateEvent) == 32);
+static_assert(sizeof(IsendrecvEvent) == 32);
+static_assert(sizeof(CollectiveEvent) == 24);
+static_assert(sizeof(StartEvent) == 8);
+static_assert(sizeof(RequestEvent) == 8);
+static_assert(sizeof(MprobeEvent) == 32);
+static_assert(sizeof(MrecvEvent) == 24);
+static_assert(sizeof(AbortEvent) == 16);
+static_assert(sizeof(CommCreateEvent) == 48);
 static_assert(sizeof(CommFreeEvent) == 8);
 static_assert(std::is_trivially_copyable_v<CommCreateEvent>);
 

@@ -44,6 +44,16 @@ Runtime& runtime() {
   return r;
 }
 
+std::vector<MPI_Request>& Runtime::saved_requests() {
+  thread_local std::vector<MPI_Request> v;
+  return v;
+}
+
+std::vector<MPI_Status>& Runtime::statuses() {
+  thread_local std::vector<MPI_Status> v;
+  return v;
+}
+
 void Runtime::start(int thread_level) {
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
   int world_size = 0;
@@ -171,48 +181,79 @@ void Runtime::tool_failed(const char* what) {
   PMPI_Abort(MPI_COMM_WORLD, 70);
 }
 
-void Runtime::remember(MPI_Request r, RequestKind k) {
-  if (k == RequestKind::Other || !active_) return;
+void Runtime::remember(MPI_Request r, RequestKind k, bool persistent) {
+  if ((k == RequestKind::Other && !persistent) || !active_ || r == MPI_REQUEST_NULL) return;
+  lock();
+  insert(request_handle(r), k, persistent, !persistent);
+  unlock();
+}
+
+void Runtime::insert(std::uint64_t key, RequestKind k, bool persistent, bool active) {
   if ((request_count_ + 1) * 2 > requests_.size()) {
     std::vector<Entry> old(requests_.size() * 2);
     old.swap(requests_);
     request_count_ = 0;
     for (const Entry& e : old)
-      if (e.used) remember(static_cast<MPI_Request>(e.key), e.kind);
+      if (e.used) insert(e.key, e.kind, e.persistent, e.active);
   }
-  const std::uint64_t key = request_handle(r);
   std::size_t i = mix64(key) & (requests_.size() - 1);
   while (requests_[i].used && requests_[i].key != key) i = (i + 1) & (requests_.size() - 1);
   if (!requests_[i].used) ++request_count_;
-  requests_[i] = Entry{key, k, true};
+  requests_[i] = Entry{key, k, persistent, active, true};
 }
 
-RequestKind Runtime::forget(MPI_Request r) {
-  const std::uint64_t key = request_handle(r);
+Runtime::Entry* Runtime::find(std::uint64_t key) {
+  const std::size_t mask = requests_.size() - 1;
+  for (std::size_t i = mix64(key) & mask; requests_[i].used; i = (i + 1) & mask)
+    if (requests_[i].key == key) return &requests_[i];
+  return nullptr;
+}
+
+void Runtime::activate(MPI_Request r) {
+  lock();
+  if (Entry* e = find(request_handle(r))) e->active = true;
+  unlock();
+}
+
+std::optional<RequestKind> Runtime::complete(MPI_Request r) {
+  lock();
+  std::optional<RequestKind> result = RequestKind::Other;
+  if (Entry* e = find(request_handle(r))) {
+    result = e->kind;
+    if (e->persistent) {
+      if (!e->active) result.reset();
+      e->active = false;
+    } else {
+      erase(request_handle(r));
+    }
+  }
+  unlock();
+  return result;
+}
+
+void Runtime::forget(MPI_Request r) {
+  lock();
+  erase(request_handle(r));
+  unlock();
+}
+
+void Runtime::erase(std::uint64_t key) {
   const std::size_t mask = requests_.size() - 1;
   std::size_t i = mix64(key) & mask;
-  while (requests_[i].used) {
-    if (requests_[i].key == key) {
-      const RequestKind k = requests_[i].kind;
-      // Backward-shift deletion keeps probe chains intact without tombstones.
-      std::size_t hole = i;
-      std::size_t j = (i + 1) & mask;
-      while (requests_[j].used) {
-        const std::size_t home = mix64(requests_[j].key) & mask;
-        const bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
-        if (movable) {
-          requests_[hole] = requests_[j];
-          hole = j;
-        }
-        j = (j + 1) & mask;
-      }
-      requests_[hole].used = false;
-      --request_count_;
-      return k;
+  while (requests_[i].used && requests_[i].key != key) i = (i + 1) & mask;
+  if (!requests_[i].used) return;
+  // Backward-shift deletion keeps probe chains intact without tombstones.
+  std::size_t hole = i;
+  for (std::size_t j = (i + 1) & mask; requests_[j].used; j = (j + 1) & mask) {
+    const std::size_t home = mix64(requests_[j].key) & mask;
+    const bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
+    if (movable) {
+      requests_[hole] = requests_[j];
+      hole = j;
     }
-    i = (i + 1) & mask;
   }
-  return RequestKind::Other;
+  requests_[hole].used = false;
+  --request_count_;
 }
 
 }  // namespace vcx::mpi_intercept

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "../common/mpi_events.h"
@@ -16,9 +17,15 @@
 
 namespace vcx::mpi_intercept {
 
-// What the interceptor remembers about a pending request: only whether its
-// completion can make the application wait (the translator knows the rest).
-enum class RequestKind : std::uint8_t { Other = 0, Receive = 1, SyncSend = 2 };
+// What the interceptor remembers about a request: whether its completion
+// can make the application wait (the translator knows the rest), and for
+// persistent requests whether one is active (completing an inactive
+// persistent request completes nothing).
+enum class RequestKind : std::uint8_t {
+  Other = 0,    // completion needs no answer from the tool
+  Waits = 1,    // completion merges something: a receive, a synchronous
+                // send's answer, a collective member's wait part
+};
 
 class Runtime {
  public:
@@ -47,13 +54,21 @@ class Runtime {
     return commit();
   }
 
-  void remember(MPI_Request r, RequestKind k);
-  RequestKind forget(MPI_Request r);
+  // A new request. Non-persistent requests of kind Other need no entry.
+  void remember(MPI_Request r, RequestKind k, bool persistent = false);
+  // MPI_Start on a persistent request.
+  void activate(MPI_Request r);
+  // The request completed: its kind, or nullopt when it was an inactive
+  // persistent request (nothing completed).
+  std::optional<RequestKind> complete(MPI_Request r);
+  // MPI_Request_free.
+  void forget(MPI_Request r);
 
   // Scratch space for the Wait/Test family (saved handles and statuses when
-  // the user passed MPI_STATUSES_IGNORE). Reused, so no allocation per call.
-  std::vector<MPI_Request>& saved_requests() { return saved_requests_; }
-  std::vector<MPI_Status>& statuses() { return statuses_; }
+  // the user passed MPI_STATUSES_IGNORE): per thread, reused, so no
+  // allocation per call and no sharing between MPI_THREAD_MULTIPLE threads.
+  static std::vector<MPI_Request>& saved_requests();
+  static std::vector<MPI_Status>& statuses();
 
   MPI_Group world_group() const { return world_group_; }
   int world_rank() const { return world_rank_; }
@@ -76,13 +91,16 @@ class Runtime {
   struct Entry {
     std::uint64_t key;
     RequestKind kind;
+    bool persistent;
+    bool active;
     bool used;
   };
+  Entry* find(std::uint64_t key);
+  void insert(std::uint64_t key, RequestKind k, bool persistent, bool active);
+  void erase(std::uint64_t key);
   std::vector<Entry> requests_ = std::vector<Entry>(256);
   std::size_t request_count_ = 0;
 
-  std::vector<MPI_Request> saved_requests_;
-  std::vector<MPI_Status> statuses_;
 };
 
 Runtime& runtime();

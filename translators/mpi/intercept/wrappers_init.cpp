@@ -23,3 +23,15 @@ int MPI_Finalize(void) {
 }
 
 }  // extern "C"
+
+extern "C" int MPI_Abort(MPI_Comm comm, int errorcode) {
+  Runtime& rt = runtime();
+  if (rt.active()) {
+    // The tools learn why the application job is about to end.
+    vcx::mpi::AbortEvent ev{};
+    ev.comm = comm_handle(comm);
+    ev.errorcode = errorcode;
+    rt.push(vcx::mpi::Call::Abort, ev, false);
+  }
+  return PMPI_Abort(comm, errorcode);
+}

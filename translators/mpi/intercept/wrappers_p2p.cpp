@@ -1,5 +1,8 @@
 // Point-to-point calls. Sends push their event before the MPI call, so the
 // clock travels while the data does; receives push after, with the status.
+// Large-count (_c) variants share the plain forms' code.
+#include <cstring>
+
 #include "runtime.h"
 
 using namespace vcx::mpi_intercept;
@@ -8,88 +11,62 @@ using vcx::mpi::SendMode;
 
 namespace {
 
-std::uint64_t push_send(Call call, MPI_Comm comm, int dest, int tag, SendMode mode,
-                        MPI_Request request) {
-  Runtime& rt = runtime();
-  if (!rt.active()) return 0;
+vcx::mpi::SendEvent send_event(MPI_Comm comm, int dest, int tag, SendMode mode,
+                               MPI_Request request) {
   vcx::mpi::SendEvent ev{};
   ev.comm = comm_handle(comm);
   ev.request = request == MPI_REQUEST_NULL ? 0 : request_handle(request);
   ev.dest = event_rank(dest);
   ev.tag = tag;
   ev.mode = mode;
-  const bool waits = mode == SendMode::Synchronous && request == MPI_REQUEST_NULL &&
-                     dest != MPI_PROC_NULL;
-  return rt.push(call, ev, waits);
+  return ev;
 }
 
-int nonblocking_send(Call call, SendMode mode, int rc, MPI_Comm comm, int dest, int tag,
-                     MPI_Request* request) {
-  if (rc != MPI_SUCCESS || !runtime().active()) return rc;
-  push_send(call, comm, dest, tag, mode, *request);
-  if (mode == SendMode::Synchronous && dest != MPI_PROC_NULL)
-    runtime().remember(*request, RequestKind::SyncSend);
-  return rc;
-}
-
-}  // namespace
-
-extern "C" {
-
-int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  push_send(Call::Send, comm, dest, tag, SendMode::Standard, MPI_REQUEST_NULL);
-  return PMPI_Send(buf, count, type, dest, tag, comm);
-}
-
-int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  push_send(Call::Bsend, comm, dest, tag, SendMode::Buffered, MPI_REQUEST_NULL);
-  return PMPI_Bsend(buf, count, type, dest, tag, comm);
-}
-
-int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  push_send(Call::Rsend, comm, dest, tag, SendMode::Ready, MPI_REQUEST_NULL);
-  return PMPI_Rsend(buf, count, type, dest, tag, comm);
-}
-
-int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  const std::uint64_t seq =
-      push_send(Call::Ssend, comm, dest, tag, SendMode::Synchronous, MPI_REQUEST_NULL);
-  const int rc = PMPI_Ssend(buf, count, type, dest, tag, comm);
-  runtime().wait(seq);
-  return rc;
-}
-
-int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-              MPI_Request* request) {
-  const int rc = PMPI_Isend(buf, count, type, dest, tag, comm, request);
-  return nonblocking_send(Call::Isend, SendMode::Standard, rc, comm, dest, tag, request);
-}
-
-int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               MPI_Request* request) {
-  const int rc = PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
-  return nonblocking_send(Call::Ibsend, SendMode::Buffered, rc, comm, dest, tag, request);
-}
-
-int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               MPI_Request* request) {
-  const int rc = PMPI_Irsend(buf, count, type, dest, tag, comm, request);
-  return nonblocking_send(Call::Irsend, SendMode::Ready, rc, comm, dest, tag, request);
-}
-
-int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               MPI_Request* request) {
-  const int rc = PMPI_Issend(buf, count, type, dest, tag, comm, request);
-  return nonblocking_send(Call::Issend, SendMode::Synchronous, rc, comm, dest, tag, request);
-}
-
-int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-             MPI_Status* status) {
+// A blocking send: push first; a synchronous one then waits for its answer.
+template <class F>
+int blocking_send(Call call, SendMode mode, MPI_Comm comm, int dest, int tag, F&& pmpi) {
   Runtime& rt = runtime();
-  if (!rt.active()) return PMPI_Recv(buf, count, type, source, tag, comm, status);
+  if (!rt.active()) return pmpi();
+  const bool waits = mode == SendMode::Synchronous && dest != MPI_PROC_NULL;
+  const std::uint64_t ticket =
+      rt.push(call, send_event(comm, dest, tag, mode, MPI_REQUEST_NULL), waits);
+  const int rc = pmpi();
+  rt.wait(ticket);
+  return rc;
+}
+
+// A non-blocking send: the request exists only after the call.
+template <class F>
+int nonblocking_send(Call call, SendMode mode, MPI_Comm comm, int dest, int tag,
+                     MPI_Request* request, F&& pmpi) {
+  const int rc = pmpi();
+  Runtime& rt = runtime();
+  if (rc != MPI_SUCCESS || !rt.active()) return rc;
+  rt.push(call, send_event(comm, dest, tag, mode, *request), false);
+  if (mode == SendMode::Synchronous && dest != MPI_PROC_NULL) rt.remember(*request, RequestKind::Waits);
+  return rc;
+}
+
+// A persistent send: nothing happens until MPI_Start.
+template <class F>
+int send_init(Call call, SendMode mode, MPI_Comm comm, int dest, int tag, MPI_Request* request,
+              F&& pmpi) {
+  const int rc = pmpi();
+  Runtime& rt = runtime();
+  if (rc != MPI_SUCCESS || !rt.active()) return rc;
+  rt.push(call, send_event(comm, dest, tag, mode, *request), false);
+  const bool waits = mode == SendMode::Synchronous && dest != MPI_PROC_NULL;
+  rt.remember(*request, waits ? RequestKind::Waits : RequestKind::Other, true);
+  return rc;
+}
+
+template <class F>
+int blocking_recv(Call call, MPI_Comm comm, int source, int tag, MPI_Status* status, F&& pmpi) {
+  Runtime& rt = runtime();
+  if (!rt.active()) return pmpi(status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  const int rc = PMPI_Recv(buf, count, type, source, tag, comm, st);
+  const int rc = pmpi(st);
   if (rc != MPI_SUCCESS) return rc;
   vcx::mpi::RecvEvent ev{};
   ev.comm = comm_handle(comm);
@@ -97,13 +74,15 @@ int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_C
   ev.tag = event_tag(tag);
   ev.status_source = event_rank(st->MPI_SOURCE);
   ev.status_tag = st->MPI_TAG;
-  rt.wait(rt.push(Call::Recv, ev, source != MPI_PROC_NULL));
+  rt.wait(rt.push(call, ev, source != MPI_PROC_NULL));
   return rc;
 }
 
-int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-              MPI_Request* request) {
-  const int rc = PMPI_Irecv(buf, count, type, source, tag, comm, request);
+// Irecv and Recv_init: the event names the request.
+template <class F>
+int post_recv(Call call, MPI_Comm comm, int source, int tag, MPI_Request* request,
+              bool persistent, F&& pmpi) {
+  const int rc = pmpi();
   Runtime& rt = runtime();
   if (rc != MPI_SUCCESS || !rt.active()) return rc;
   vcx::mpi::IrecvEvent ev{};
@@ -111,15 +90,21 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
   ev.request = request_handle(*request);
   ev.source = event_rank(source);
   ev.tag = event_tag(tag);
-  rt.push(Call::Irecv, ev, false);
-  if (source != MPI_PROC_NULL) rt.remember(*request, RequestKind::Receive);
+  rt.push(call, ev, false);
+  rt.remember(*request, source != MPI_PROC_NULL ? RequestKind::Waits : RequestKind::Other,
+              persistent);
   return rc;
 }
 
-static int sendrecv_common(Call call, int dest, int sendtag, int source, int recvtag,
-                           MPI_Comm comm, MPI_Status* st, int rc) {
+template <class F>
+int sendrecv(Call call, int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+             MPI_Status* status, F&& pmpi) {
   Runtime& rt = runtime();
-  if (rc != MPI_SUCCESS || !rt.active()) return rc;
+  if (!rt.active()) return pmpi(status);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  const int rc = pmpi(st);
+  if (rc != MPI_SUCCESS) return rc;
   vcx::mpi::SendrecvEvent ev{};
   ev.comm = comm_handle(comm);
   ev.dest = event_rank(dest);
@@ -132,23 +117,410 @@ static int sendrecv_common(Call call, int dest, int sendtag, int source, int rec
   return rc;
 }
 
+template <class F>
+int matched_recv(Call call, MPI_Message* message, MPI_Status* status, F&& pmpi) {
+  Runtime& rt = runtime();
+  if (!rt.active()) return pmpi(status);
+  const MPI_Message saved = *message;
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  const int rc = pmpi(st);
+  if (rc != MPI_SUCCESS) return rc;
+  vcx::mpi::MrecvEvent ev{};
+  ev.message = static_cast<std::uint64_t>(saved);
+  ev.status_source = event_rank(st->MPI_SOURCE);
+  ev.status_tag = st->MPI_TAG;
+  rt.wait(rt.push(call, ev, saved != MPI_MESSAGE_NO_PROC));
+  return rc;
+}
+
+template <class F>
+int matched_irecv(Call call, MPI_Message* message, MPI_Request* request, F&& pmpi) {
+  Runtime& rt = runtime();
+  if (!rt.active()) return pmpi();
+  const MPI_Message saved = *message;
+  const int rc = pmpi();
+  if (rc != MPI_SUCCESS) return rc;
+  vcx::mpi::MrecvEvent ev{};
+  ev.message = static_cast<std::uint64_t>(saved);
+  ev.request = request_handle(*request);
+  rt.push(call, ev, false);
+  if (saved != MPI_MESSAGE_NO_PROC) rt.remember(*request, RequestKind::Waits);
+  return rc;
+}
+
+template <class F>
+int isendrecv(Call call, int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+              MPI_Request* request, F&& pmpi) {
+  const int rc = pmpi();
+  Runtime& rt = runtime();
+  if (rc != MPI_SUCCESS || !rt.active()) return rc;
+  vcx::mpi::IsendrecvEvent ev{};
+  ev.comm = comm_handle(comm);
+  ev.request = request_handle(*request);
+  ev.dest = event_rank(dest);
+  ev.send_tag = sendtag;
+  ev.source = event_rank(source);
+  ev.recv_tag = event_tag(recvtag);
+  rt.push(call, ev, false);
+  rt.remember(*request, source != MPI_PROC_NULL ? RequestKind::Waits : RequestKind::Other);
+  return rc;
+}
+
+void report_probe(Call call, MPI_Comm comm, int source, int tag, MPI_Message message,
+                  const MPI_Status* st) {
+  vcx::mpi::MprobeEvent ev{};
+  ev.comm = comm_handle(comm);
+  ev.message = static_cast<std::uint64_t>(message);
+  ev.source = event_rank(source);
+  ev.tag = event_tag(tag);
+  ev.status_source = event_rank(st->MPI_SOURCE);
+  ev.status_tag = st->MPI_TAG;
+  runtime().push(call, ev, false);
+}
+
+void report_start(int count, const MPI_Request* requests) {
+  Runtime& rt = runtime();
+  const std::size_t bytes = sizeof(vcx::mpi::StartEvent) + static_cast<std::size_t>(count) * 8;
+  auto* p = static_cast<std::uint8_t*>(rt.begin(count == 1 ? Call::Start : Call::Startall, bytes, false));
+  if (!p) return;
+  const vcx::mpi::StartEvent head{static_cast<std::uint32_t>(count), 0};
+  std::memcpy(p, &head, sizeof head);
+  for (int i = 0; i < count; ++i) {
+    const std::uint64_t h = request_handle(requests[i]);
+    std::memcpy(p + sizeof head + static_cast<std::size_t>(i) * 8, &h, 8);
+  }
+  rt.commit();
+}
+
+}  // namespace
+
+extern "C" {
+
+// ---- blocking sends ----
+
+int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  return blocking_send(Call::Send, SendMode::Standard, comm, dest, tag,
+                       [&] { return PMPI_Send(buf, count, type, dest, tag, comm); });
+}
+int MPI_Send_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+               MPI_Comm comm) {
+  return blocking_send(Call::Send_c, SendMode::Standard, comm, dest, tag,
+                       [&] { return PMPI_Send_c(buf, count, type, dest, tag, comm); });
+}
+int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  return blocking_send(Call::Bsend, SendMode::Buffered, comm, dest, tag,
+                       [&] { return PMPI_Bsend(buf, count, type, dest, tag, comm); });
+}
+int MPI_Bsend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                MPI_Comm comm) {
+  return blocking_send(Call::Bsend_c, SendMode::Buffered, comm, dest, tag,
+                       [&] { return PMPI_Bsend_c(buf, count, type, dest, tag, comm); });
+}
+int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  return blocking_send(Call::Rsend, SendMode::Ready, comm, dest, tag,
+                       [&] { return PMPI_Rsend(buf, count, type, dest, tag, comm); });
+}
+int MPI_Rsend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                MPI_Comm comm) {
+  return blocking_send(Call::Rsend_c, SendMode::Ready, comm, dest, tag,
+                       [&] { return PMPI_Rsend_c(buf, count, type, dest, tag, comm); });
+}
+int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  return blocking_send(Call::Ssend, SendMode::Synchronous, comm, dest, tag,
+                       [&] { return PMPI_Ssend(buf, count, type, dest, tag, comm); });
+}
+int MPI_Ssend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                MPI_Comm comm) {
+  return blocking_send(Call::Ssend_c, SendMode::Synchronous, comm, dest, tag,
+                       [&] { return PMPI_Ssend_c(buf, count, type, dest, tag, comm); });
+}
+
+// ---- non-blocking sends ----
+
+int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request) {
+  return nonblocking_send(Call::Isend, SendMode::Standard, comm, dest, tag, request, [&] {
+    return PMPI_Isend(buf, count, type, dest, tag, comm, request);
+  });
+}
+int MPI_Isend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                MPI_Comm comm, MPI_Request* request) {
+  return nonblocking_send(Call::Isend_c, SendMode::Standard, comm, dest, tag, request, [&] {
+    return PMPI_Isend_c(buf, count, type, dest, tag, comm, request);
+  });
+}
+int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return nonblocking_send(Call::Ibsend, SendMode::Buffered, comm, dest, tag, request, [&] {
+    return PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
+  });
+}
+int MPI_Ibsend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                 MPI_Comm comm, MPI_Request* request) {
+  return nonblocking_send(Call::Ibsend_c, SendMode::Buffered, comm, dest, tag, request, [&] {
+    return PMPI_Ibsend_c(buf, count, type, dest, tag, comm, request);
+  });
+}
+int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return nonblocking_send(Call::Irsend, SendMode::Ready, comm, dest, tag, request, [&] {
+    return PMPI_Irsend(buf, count, type, dest, tag, comm, request);
+  });
+}
+int MPI_Irsend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                 MPI_Comm comm, MPI_Request* request) {
+  return nonblocking_send(Call::Irsend_c, SendMode::Ready, comm, dest, tag, request, [&] {
+    return PMPI_Irsend_c(buf, count, type, dest, tag, comm, request);
+  });
+}
+int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return nonblocking_send(Call::Issend, SendMode::Synchronous, comm, dest, tag, request, [&] {
+    return PMPI_Issend(buf, count, type, dest, tag, comm, request);
+  });
+}
+int MPI_Issend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                 MPI_Comm comm, MPI_Request* request) {
+  return nonblocking_send(Call::Issend_c, SendMode::Synchronous, comm, dest, tag, request, [&] {
+    return PMPI_Issend_c(buf, count, type, dest, tag, comm, request);
+  });
+}
+
+// ---- persistent sends ----
+
+int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                  MPI_Comm comm, MPI_Request* request) {
+  return send_init(Call::Send_init, SendMode::Standard, comm, dest, tag, request, [&] {
+    return PMPI_Send_init(buf, count, type, dest, tag, comm, request);
+  });
+}
+int MPI_Send_init_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request) {
+  return send_init(Call::Send_init_c, SendMode::Standard, comm, dest, tag, request, [&] {
+    return PMPI_Send_init_c(buf, count, type, dest, tag, comm, request);
+  });
+}
+int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request) {
+  return send_init(Call::Bsend_init, SendMode::Buffered, comm, dest, tag, request, [&] {
+    return PMPI_Bsend_init(buf, count, type, dest, tag, comm, request);
+  });
+}
+int MPI_Bsend_init_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                     MPI_Comm comm, MPI_Request* request) {
+  return send_init(Call::Bsend_init_c, SendMode::Buffered, comm, dest, tag, request, [&] {
+    return PMPI_Bsend_init_c(buf, count, type, dest, tag, comm, request);
+  });
+}
+int MPI_Rsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request) {
+  return send_init(Call::Rsend_init, SendMode::Ready, comm, dest, tag, request, [&] {
+    return PMPI_Rsend_init(buf, count, type, dest, tag, comm, request);
+  });
+}
+int MPI_Rsend_init_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                     MPI_Comm comm, MPI_Request* request) {
+  return send_init(Call::Rsend_init_c, SendMode::Ready, comm, dest, tag, request, [&] {
+    return PMPI_Rsend_init_c(buf, count, type, dest, tag, comm, request);
+  });
+}
+int MPI_Ssend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request) {
+  return send_init(Call::Ssend_init, SendMode::Synchronous, comm, dest, tag, request, [&] {
+    return PMPI_Ssend_init(buf, count, type, dest, tag, comm, request);
+  });
+}
+int MPI_Ssend_init_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                     MPI_Comm comm, MPI_Request* request) {
+  return send_init(Call::Ssend_init_c, SendMode::Synchronous, comm, dest, tag, request, [&] {
+    return PMPI_Ssend_init_c(buf, count, type, dest, tag, comm, request);
+  });
+}
+
+// ---- receives ----
+
+int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+             MPI_Status* status) {
+  return blocking_recv(Call::Recv, comm, source, tag, status, [&](MPI_Status* st) {
+    return PMPI_Recv(buf, count, type, source, tag, comm, st);
+  });
+}
+int MPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+               MPI_Status* status) {
+  return blocking_recv(Call::Recv_c, comm, source, tag, status, [&](MPI_Status* st) {
+    return PMPI_Recv_c(buf, count, type, source, tag, comm, st);
+  });
+}
+int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Request* request) {
+  return post_recv(Call::Irecv, comm, source, tag, request, false, [&] {
+    return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+  });
+}
+int MPI_Irecv_c(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                MPI_Request* request) {
+  return post_recv(Call::Irecv_c, comm, source, tag, request, false, [&] {
+    return PMPI_Irecv_c(buf, count, type, source, tag, comm, request);
+  });
+}
+int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                  MPI_Request* request) {
+  return post_recv(Call::Recv_init, comm, source, tag, request, true, [&] {
+    return PMPI_Recv_init(buf, count, type, source, tag, comm, request);
+  });
+}
+int MPI_Recv_init_c(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag,
+                    MPI_Comm comm, MPI_Request* request) {
+  return post_recv(Call::Recv_init_c, comm, source, tag, request, true, [&] {
+    return PMPI_Recv_init_c(buf, count, type, source, tag, comm, request);
+  });
+}
+
+// ---- persistent requests ----
+
+int MPI_Start(MPI_Request* request) {
+  Runtime& rt = runtime();
+  if (rt.active()) {
+    // Before the call: a started send's clock travels with its data.
+    report_start(1, request);
+    rt.activate(*request);
+  }
+  return PMPI_Start(request);
+}
+
+int MPI_Startall(int count, MPI_Request requests[]) {
+  Runtime& rt = runtime();
+  if (rt.active() && count > 0) {
+    report_start(count, requests);
+    for (int i = 0; i < count; ++i) rt.activate(requests[i]);
+  }
+  return PMPI_Startall(count, requests);
+}
+
+int MPI_Request_free(MPI_Request* request) {
+  const MPI_Request saved = *request;
+  const int rc = PMPI_Request_free(request);
+  Runtime& rt = runtime();
+  if (rc == MPI_SUCCESS && rt.active() && saved != MPI_REQUEST_NULL) {
+    rt.push(Call::Request_free, vcx::mpi::RequestEvent{request_handle(saved)}, false);
+    rt.forget(saved);
+  }
+  return rc;
+}
+
+// ---- matched probes ----
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  Runtime& rt = runtime();
+  if (!rt.active()) return PMPI_Mprobe(source, tag, comm, message, status);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  const int rc = PMPI_Mprobe(source, tag, comm, message, st);
+  if (rc == MPI_SUCCESS) report_probe(Call::Mprobe, comm, source, tag, *message, st);
+  return rc;
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                MPI_Status* status) {
+  Runtime& rt = runtime();
+  if (!rt.active()) return PMPI_Improbe(source, tag, comm, flag, message, status);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  const int rc = PMPI_Improbe(source, tag, comm, flag, message, st);
+  if (rc == MPI_SUCCESS && *flag) report_probe(Call::Improbe, comm, source, tag, *message, st);
+  return rc;
+}
+
+int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
+  return matched_recv(Call::Mrecv, message, status, [&](MPI_Status* st) {
+    return PMPI_Mrecv(buf, count, type, message, st);
+  });
+}
+int MPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype type, MPI_Message* message,
+                MPI_Status* status) {
+  return matched_recv(Call::Mrecv_c, message, status, [&](MPI_Status* st) {
+    return PMPI_Mrecv_c(buf, count, type, message, st);
+  });
+}
+int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
+               MPI_Request* request) {
+  return matched_irecv(Call::Imrecv, message, request,
+                       [&] { return PMPI_Imrecv(buf, count, type, message, request); });
+}
+int MPI_Imrecv_c(void* buf, MPI_Count count, MPI_Datatype type, MPI_Message* message,
+                 MPI_Request* request) {
+  return matched_irecv(Call::Imrecv_c, message, request,
+                       [&] { return PMPI_Imrecv_c(buf, count, type, message, request); });
+}
+
+// ---- combined send and receive ----
+
 int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status* status) {
-  MPI_Status local;
-  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  const int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
-                               recvtype, source, recvtag, comm, runtime().active() ? st : status);
-  return sendrecv_common(Call::Sendrecv, dest, sendtag, source, recvtag, comm, st, rc);
+  return sendrecv(Call::Sendrecv, dest, sendtag, source, recvtag, comm, status,
+                  [&](MPI_Status* st) {
+                    return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                                         recvcount, recvtype, source, recvtag, comm, st);
+                  });
 }
-
+int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                   int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                   int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  return sendrecv(Call::Sendrecv_c, dest, sendtag, source, recvtag, comm, status,
+                  [&](MPI_Status* st) {
+                    return PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                                           recvcount, recvtype, source, recvtag, comm, st);
+                  });
+}
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
-  MPI_Status local;
-  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  const int rc = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm,
-                                       runtime().active() ? st : status);
-  return sendrecv_common(Call::Sendrecv_replace, dest, sendtag, source, recvtag, comm, st, rc);
+  return sendrecv(Call::Sendrecv_replace, dest, sendtag, source, recvtag, comm, status,
+                  [&](MPI_Status* st) {
+                    return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag,
+                                                 comm, st);
+                  });
+}
+int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype type, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  return sendrecv(Call::Sendrecv_replace_c, dest, sendtag, source, recvtag, comm, status,
+                  [&](MPI_Status* st) {
+                    return PMPI_Sendrecv_replace_c(buf, count, type, dest, sendtag, source,
+                                                   recvtag, comm, st);
+                  });
+}
+
+int MPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                  int recvtag, MPI_Comm comm, MPI_Request* request) {
+  return isendrecv(Call::Isendrecv, dest, sendtag, source, recvtag, comm, request, [&] {
+    return PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                          recvtype, source, recvtag, comm, request);
+  });
+}
+int MPI_Isendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
+  return isendrecv(Call::Isendrecv_c, dest, sendtag, source, recvtag, comm, request, [&] {
+    return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                            recvtype, source, recvtag, comm, request);
+  });
+}
+int MPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
+  return isendrecv(Call::Isendrecv_replace, dest, sendtag, source, recvtag, comm, request, [&] {
+    return PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                  request);
+  });
+}
+int MPI_Isendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                            int sendtag, int source, int recvtag, MPI_Comm comm,
+                            MPI_Request* request) {
+  return isendrecv(Call::Isendrecv_replace_c, dest, sendtag, source, recvtag, comm, request, [&] {
+    return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                    request);
+  });
 }
 
 }  // extern "C"

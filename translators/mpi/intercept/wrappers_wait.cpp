@@ -1,8 +1,11 @@
 // The Wait/Test family. Completed requests are reported with the handle they
-// had before the call (MPI resets them) and their status; the call makes the
-// application wait for the tool only if it completed a receive or a
-// synchronous send.
+// had before the call (MPI resets non-persistent ones) and their status; the
+// call makes the application wait for the tool only if it completed a
+// request whose completion merges something (a receive, a synchronous send,
+// a collective member's wait part). Completing an inactive persistent
+// request completes nothing and is not reported.
 #include <cstring>
+#include <vector>
 
 #include "runtime.h"
 
@@ -11,45 +14,48 @@ using vcx::mpi::Call;
 
 namespace {
 
-// Collects the completed requests of one call and pushes the event.
-class Completions {
- public:
-  explicit Completions(Call call) : call_(call) {}
-
-  // Pushes an event for `count` completions, calling fill(i, request, status)
-  // to get each; returns the event's seq (0 if nothing to report).
-  template <class Get>
-  std::uint64_t push(int count, Get&& get) {
-    Runtime& rt = runtime();
-    if (count <= 0 || !rt.active()) return 0;
-    const std::size_t bytes =
-        sizeof(vcx::mpi::CompletionEvent) + static_cast<std::size_t>(count) * sizeof(vcx::mpi::Completion);
-    // Whether the tool must answer depends on the requests; look first.
-    bool waits = false;
-    for (int i = 0; i < count; ++i) {
-      MPI_Request r;
-      const MPI_Status* st;
-      get(i, r, st);
-      waits |= rt.forget(r) != RequestKind::Other;
-    }
-    auto* p = static_cast<std::uint8_t*>(rt.begin(call_, bytes, waits));
-    if (!p) return 0;
-    vcx::mpi::CompletionEvent head{static_cast<std::uint32_t>(count), 0};
-    std::memcpy(p, &head, sizeof head);
-    auto* out = reinterpret_cast<vcx::mpi::Completion*>(p + sizeof head);
-    for (int i = 0; i < count; ++i) {
-      MPI_Request r;
-      const MPI_Status* st;
-      get(i, r, st);
-      int cancelled = 0;
-      out[i] = vcx::mpi::Completion{request_handle(r), event_rank(st->MPI_SOURCE), st->MPI_TAG, cancelled, 0};
-    }
-    return rt.commit();
-  }
-
- private:
-  Call call_;
+struct Done {
+  MPI_Request request;
+  const MPI_Status* status;
 };
+
+// The completions of one call, gathered before the event is pushed.
+thread_local std::vector<Done> t_done;
+
+void add(MPI_Request r, const MPI_Status* st) {
+  if (r != MPI_REQUEST_NULL) t_done.push_back(Done{r, st});
+}
+
+void report(Call call) {
+  Runtime& rt = runtime();
+  // Filter out inactive persistent requests and see whether any waits.
+  bool waits = false;
+  std::size_t n = 0;
+  for (const Done& d : t_done) {
+    const auto kind = rt.complete(d.request);
+    if (!kind) continue;
+    waits |= *kind == RequestKind::Waits;
+    t_done[n++] = d;
+  }
+  t_done.resize(n);
+  if (n == 0) return;
+  const std::size_t bytes =
+      sizeof(vcx::mpi::CompletionEvent) + n * sizeof(vcx::mpi::Completion);
+  auto* p = static_cast<std::uint8_t*>(rt.begin(call, bytes, waits));
+  if (!p) return;
+  const vcx::mpi::CompletionEvent head{static_cast<std::uint32_t>(n), 0};
+  std::memcpy(p, &head, sizeof head);
+  for (std::size_t i = 0; i < n; ++i) {
+    // Local and cheap: a cancelled operation matched nothing.
+    int cancelled = 0;
+    PMPI_Test_cancelled(t_done[i].status, &cancelled);
+    const vcx::mpi::Completion c{request_handle(t_done[i].request),
+                                 event_rank(t_done[i].status->MPI_SOURCE),
+                                 t_done[i].status->MPI_TAG, cancelled, 0};
+    std::memcpy(p + sizeof head + i * sizeof c, &c, sizeof c);
+  }
+  rt.wait(rt.commit());
+}
 
 MPI_Status* status_array(MPI_Status* user, int n) {
   if (user != MPI_STATUSES_IGNORE) return user;
@@ -76,11 +82,10 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   const int rc = PMPI_Wait(request, st);
-  if (rc != MPI_SUCCESS || saved == MPI_REQUEST_NULL) return rc;
-  rt.wait(Completions(Call::Wait).push(1, [&](int, MPI_Request& r, const MPI_Status*& s) {
-    r = saved;
-    s = st;
-  }));
+  if (rc != MPI_SUCCESS) return rc;
+  t_done.clear();
+  add(saved, st);
+  report(Call::Wait);
   return rc;
 }
 
@@ -91,30 +96,11 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   const int rc = PMPI_Test(request, flag, st);
-  if (rc != MPI_SUCCESS || !*flag || saved == MPI_REQUEST_NULL) return rc;
-  rt.wait(Completions(Call::Test).push(1, [&](int, MPI_Request& r, const MPI_Status*& s) {
-    r = saved;
-    s = st;
-  }));
+  if (rc != MPI_SUCCESS || !*flag) return rc;
+  t_done.clear();
+  add(saved, st);
+  report(Call::Test);
   return rc;
-}
-
-static int report_all(Call call, int count, const MPI_Request* saved, const MPI_Status* st) {
-  // Completed = every request that was active (non-null) before the call.
-  int n = 0;
-  for (int i = 0; i < count; ++i) n += saved[i] != MPI_REQUEST_NULL;
-  int k = -1;
-  int next = 0;
-  Runtime& rt = runtime();
-  rt.wait(Completions(call).push(n, [&](int i, MPI_Request& r, const MPI_Status*& s) {
-    // Walk forward to the i-th non-null request (calls come in order 0..n-1).
-    if (i == 0) next = 0;
-    while (saved[next] == MPI_REQUEST_NULL) ++next;
-    k = next++;
-    r = saved[k];
-    s = &st[k];
-  }));
-  return MPI_SUCCESS;
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
@@ -124,7 +110,9 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   MPI_Status* st = status_array(statuses, count);
   const int rc = PMPI_Waitall(count, requests, st);
   if (rc != MPI_SUCCESS) return rc;
-  report_all(Call::Waitall, count, saved, st);
+  t_done.clear();
+  for (int i = 0; i < count; ++i) add(saved[i], &st[i]);
+  report(Call::Waitall);
   return rc;
 }
 
@@ -135,7 +123,9 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
   MPI_Status* st = status_array(statuses, count);
   const int rc = PMPI_Testall(count, requests, flag, st);
   if (rc != MPI_SUCCESS || !*flag) return rc;
-  report_all(Call::Testall, count, saved, st);
+  t_done.clear();
+  for (int i = 0; i < count; ++i) add(saved[i], &st[i]);
+  report(Call::Testall);
   return rc;
 }
 
@@ -147,10 +137,9 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   const int rc = PMPI_Waitany(count, requests, index, st);
   if (rc != MPI_SUCCESS || *index == MPI_UNDEFINED) return rc;
-  rt.wait(Completions(Call::Waitany).push(1, [&](int, MPI_Request& r, const MPI_Status*& s) {
-    r = saved[*index];
-    s = st;
-  }));
+  t_done.clear();
+  add(saved[*index], st);
+  report(Call::Waitany);
   return rc;
 }
 
@@ -162,21 +151,18 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_St
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   const int rc = PMPI_Testany(count, requests, index, flag, st);
   if (rc != MPI_SUCCESS || !*flag || *index == MPI_UNDEFINED) return rc;
-  rt.wait(Completions(Call::Testany).push(1, [&](int, MPI_Request& r, const MPI_Status*& s) {
-    r = saved[*index];
-    s = st;
-  }));
+  t_done.clear();
+  add(saved[*index], st);
+  report(Call::Testany);
   return rc;
 }
 
 static void report_some(Call call, const MPI_Request* saved, int outcount, const int* indices,
                         const MPI_Status* st) {
   if (outcount == MPI_UNDEFINED || outcount <= 0) return;
-  Runtime& rt = runtime();
-  rt.wait(Completions(call).push(outcount, [&](int i, MPI_Request& r, const MPI_Status*& s) {
-    r = saved[indices[i]];
-    s = &st[i];
-  }));
+  t_done.clear();
+  for (int i = 0; i < outcount; ++i) add(saved[indices[i]], &st[i]);
+  report(call);
 }
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],

@@ -1,11 +1,13 @@
 // What the translator knows about the communicators of its application
-// rank: members as world ranks, a run-wide id, and the receives posted on
-// each that are not yet bound to a queue position.
+// rank: members as world ranks, a run-wide id, topology neighbours, the
+// remote group of intercommunicators, and the receives posted on each that
+// are not yet bound to a queue position.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -26,18 +28,38 @@ struct PostedReceive {
 
 struct CommData {
   GroupId id{};
-  std::vector<Rank> members;       // communicator rank → world rank
-  std::uint64_t constructions = 0; // communicator constructors called on it
-  std::uint64_t collectives = 0;   // collective operations started on it
+  std::vector<Rank> members;  // (local) group: communicator rank → world rank
+  std::vector<Rank> remote;   // remote group of an intercommunicator, else empty
+  bool inter = false;
+  bool topology = false;      // neighbourhood collectives allowed
+  std::vector<Rank> in_neighbours;   // world ranks, MPI's order, PROC_NULL left out
+  std::vector<Rank> out_neighbours;
+  std::uint64_t constructions = 0;   // communicator constructors called on it
+  std::uint64_t collectives = 0;     // collective instances started on it
   std::deque<PostedReceive> posted;
+  std::int32_t my_rank = -1;         // this process's rank in `members`
+
+  // Point-to-point peers: the remote group on an intercommunicator.
+  const std::vector<Rank>& peers() const { return inter ? remote : members; }
 };
 using CommPtr = std::shared_ptr<CommData>;
 
-// Run-wide ids: every member derives the same id for the same communicator.
+// Run-wide ids: every member derives the same id for the same communicator,
+// without communicating.
 GroupId world_comm_id();
 GroupId self_comm_id(Rank rank);
 // The n-th constructor call on `parent` creating a communicator whose lowest
 // world rank is `lowest` (communicators made by one call are disjoint).
 GroupId derived_comm_id(GroupId parent, std::uint64_t n, Rank lowest);
+// Ids for constructors that are collective over a group, not a parent.
+GroupId group_comm_id(std::uint64_t group_key, std::int32_t tag, std::uint64_t n);
+GroupId intercomm_id(std::uint64_t low_key, std::uint64_t high_key, std::int32_t tag,
+                     std::uint64_t n);
+// A key for a set of ranks given in a fixed order.
+std::uint64_t ranks_key(const std::vector<Rank>& ranks);
+
+// Groups the translator derives from an intercommunicator for collectives.
+GroupId bipartite_group_id(GroupId intercomm);
+GroupId rooted_group_id(GroupId intercomm, Rank root);
 
 }  // namespace vcx::mpi

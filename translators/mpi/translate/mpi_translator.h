@@ -1,14 +1,20 @@
-// The MPI translator: raw MPI events → exchange primitives (DESIGN §3.1).
+// The MPI translator: raw MPI events → exchange primitives (docs/clock-rules.md).
 //
 // Point-to-point queues are (source, destination, communicator, tag). MPI
 // matches messages of one source to receives in posting order, so receives
 // are bound to queue positions in posting order; a receive whose source or
 // tag is a wildcard is bound once its status is known, and receives posted
 // after it that it could have taken wait for it.
+//
+// The implementation is split by concept: p2p.cpp (sends, receives,
+// persistent requests, matched probes, completions), collectives.cpp
+// (blocking, non-blocking, persistent, neighbourhood, intercommunicator),
+// communicators.cpp (constructors and ids).
 #pragma once
 
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 #include "../common/mpi_events.h"
 #include "comm_table.h"
@@ -31,26 +37,53 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   bool could_bind_later(Rank src, QueueId queue) const override;
 
  private:
-  enum class ReqKind : std::uint8_t { Send, SyncSend, Receive, Nothing };
+  enum class ReqKind : std::uint8_t {
+    Nothing,     // nothing to do at completion (standard send, PROC_NULL, ...)
+    Send,        // a started send that needs no answer
+    SyncSend,    // waits for the receiver's answer at completion
+    Receive,     // waits for its signal at completion
+    Collective,  // completes a collective instance
+  };
+  // A pending or persistent request.
   struct Request {
     ReqKind kind = ReqKind::Nothing;
     SendToken send{};
     ReceiveToken receive{};
     CommPtr comm;
+    // Collectives: the instance and whether this member waits at completion.
+    CollectiveRef coll{};
+    bool coll_waits = false;
+    std::vector<ReceiveToken> neighbour_receives;
+    // Persistent requests: what each MPI_Start initiates, and whether one
+    // is in progress.
+    bool persistent = false;
+    bool active = false;
+    // The completion's status cannot be trusted to name the match (MPICH
+    // 4.0.2 leaves an MPI_Isendrecv request's status empty).
+    bool status_unreliable = false;
+    Call call = Call::Count;
+    std::int32_t peer = 0;  // destination or source (communicator rank)
+    std::int32_t tag = 0;
+    std::int32_t root = 0;
   };
 
-  void on_init(const InitEvent& e, ExchangeControl& ctl);
+  // ---- point-to-point (p2p.cpp) ----
   void on_send(Call call, const SendEvent& e, ExchangeControl& ctl, CallProgram& out);
+  void on_send_init(Call call, const SendEvent& e);
   void on_recv(const RecvEvent& e, ExchangeControl& ctl, CallProgram& out);
   void on_irecv(const IrecvEvent& e, ExchangeControl& ctl, CallProgram& out);
+  void on_recv_init(const IrecvEvent& e);
+  void on_start(const std::uint8_t* payload, std::size_t size, ExchangeControl& ctl,
+                CallProgram& out);
+  void on_request_free(const RequestEvent& e, ExchangeControl& ctl);
+  void on_mprobe(const MprobeEvent& e, ExchangeControl& ctl, CallProgram& out);
+  void on_mrecv(Call call, const MrecvEvent& e, ExchangeControl& ctl, CallProgram& out);
   void on_completion(const std::uint8_t* payload, std::size_t size, ExchangeControl& ctl,
                      CallProgram& out);
   void on_sendrecv(const SendrecvEvent& e, ExchangeControl& ctl, CallProgram& out);
-  void on_collective(Call call, const CollectiveEvent& e, ExchangeControl& ctl, CallProgram& out);
-  void on_comm_create(const std::uint8_t* payload, std::size_t size, ExchangeControl& ctl);
-  void on_comm_free(const CommFreeEvent& e);
+  void on_isendrecv(const IsendrecvEvent& e, ExchangeControl& ctl, CallProgram& out);
 
-  // Emits the signal of a send to comm rank `dest`; returns its token.
+  // Emits the signal of a send to peer rank `dest`; returns its token.
   SendToken emit_send(const CommPtr& c, std::int32_t dest, std::int32_t tag, bool sync,
                       ExchangeControl& ctl, CallProgram& out);
   // Posts a receive (wildcards allowed) and binds what can be bound.
@@ -62,9 +95,28 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   void bind_ready(CommData& c, ExchangeControl& ctl);
   // A posted receive that will never match (cancelled): stop holding others back.
   void forget_posted(CommData& c, ReceiveToken t, ExchangeControl& ctl);
+  // Starts one persistent point-to-point request.
+  void start_p2p(Request& r, ExchangeControl& ctl, CallProgram& out);
+
+  // ---- collectives (collectives.cpp) ----
+  void on_collective(Call call, const CollectiveEvent& e, ExchangeControl& ctl,
+                     CallProgram& out);
+  void on_pcollective(Call call, const CollectiveEvent& e);
+  // Starts one collective instance (blocking call, initiation, persistent
+  // start). Fills `req` with what the completion needs.
+  void start_collective(Call call, const CommPtr& c, std::int32_t root, bool blocking,
+                        ExchangeControl& ctl, CallProgram& out, Request& req);
+  void complete_collective(Request& r, CallProgram& out);
+
+  // ---- communicators (communicators.cpp) ----
+  void on_init(const InitEvent& e, ExchangeControl& ctl);
+  void on_comm_create(Call call, const std::uint8_t* payload, std::size_t size,
+                      ExchangeControl& ctl);
+  void on_comm_free(const CommFreeEvent& e);
 
   const CommPtr& comm(std::uint64_t handle);
-  Rank world_of(const CommData& c, std::int32_t comm_rank);
+  Rank world_of(const std::vector<Rank>& group, std::int32_t rank);
+  Rank peer_of(const CommData& c, std::int32_t rank) { return world_of(c.peers(), rank); }
   static QueueId queue_of(const CommData& c, std::int32_t tag) {
     return QueueId{c.id.value, static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag))};
   }
@@ -75,8 +127,13 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   std::unordered_map<std::uint64_t, CommPtr> comms_;
   std::unordered_map<GroupId, std::weak_ptr<CommData>> by_id_;
   std::unordered_map<std::uint64_t, Request> requests_;
+  // Matched probes: the message handle → its receive and communicator.
+  std::unordered_map<std::uint64_t, std::pair<ReceiveToken, CommPtr>> messages_;
+  // Constructors collective over a group or a pair of groups, by key.
+  std::unordered_map<std::uint64_t, std::uint64_t> context_counts_;
   std::size_t unbound_ = 0;  // posted receives not yet bound, over all communicators
   bool pending_registered_ = false;
+  bool warned_isendrecv_wildcard_ = false;
 };
 
 }  // namespace vcx::mpi

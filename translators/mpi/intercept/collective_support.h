@@ -1,0 +1,74 @@
+// How a collective wrapper reports its call. Blocking collectives push their
+// event before the MPI call (the tools exchange clocks while MPI works) and
+// wait afterwards if this member's role waits; non-blocking and persistent
+// ones push after the call, when the request exists, and the completion
+// waits instead.
+#pragma once
+
+#include "runtime.h"
+
+namespace vcx::mpi_intercept {
+
+inline std::int32_t root_argument(int root) {
+  if (root == MPI_ROOT) return mpi::kRankRoot;
+  if (root == MPI_PROC_NULL) return mpi::kRankProcNull;
+  return root;
+}
+
+// Whether this member's role in the collective has a wait part.
+inline bool role_waits(mpi::Call call, MPI_Comm comm, int root) {
+  switch (mpi::kCallCollKind[static_cast<std::size_t>(call)]) {
+    case mpi::CollKind::OneToAll:
+    case mpi::CollKind::AllToOne: {
+      int inter = 0;
+      PMPI_Comm_test_inter(comm, &inter);
+      const bool one_to_all = mpi::kCallCollKind[static_cast<std::size_t>(call)] ==
+                              mpi::CollKind::OneToAll;
+      if (inter) return one_to_all ? (root != MPI_ROOT && root != MPI_PROC_NULL) : root == MPI_ROOT;
+      int me = -1;
+      PMPI_Comm_rank(comm, &me);
+      return one_to_all ? me != root : me == root;
+    }
+    case mpi::CollKind::Prefix: {
+      int me = 0, n = 1;
+      PMPI_Comm_rank(comm, &me);
+      PMPI_Comm_size(comm, &n);
+      return me > 0 || n == 1;
+    }
+    default:
+      return true;  // all-to-all; neighbourhood (answered at once without in-neighbours)
+  }
+}
+
+inline mpi::CollectiveEvent collective_event(MPI_Comm comm, int root, std::uint64_t request) {
+  mpi::CollectiveEvent ev{};
+  ev.comm = comm_handle(comm);
+  ev.request = request;
+  ev.root = root_argument(root);
+  return ev;
+}
+
+template <class F>
+int blocking_collective(mpi::Call call, MPI_Comm comm, int root, F&& pmpi) {
+  Runtime& rt = runtime();
+  if (!rt.active()) return pmpi();
+  const std::uint64_t ticket =
+      rt.push(call, collective_event(comm, root, 0), role_waits(call, comm, root));
+  const int rc = pmpi();
+  rt.wait(ticket);
+  return rc;
+}
+
+template <class F>
+int nonblocking_collective(mpi::Call call, MPI_Comm comm, int root, MPI_Request* request,
+                           bool persistent, F&& pmpi) {
+  const int rc = pmpi();
+  Runtime& rt = runtime();
+  if (rc != MPI_SUCCESS || !rt.active()) return rc;
+  rt.push(call, collective_event(comm, root, request_handle(*request)), false);
+  rt.remember(*request, role_waits(call, comm, root) ? RequestKind::Waits : RequestKind::Other,
+              persistent);
+  return rc;
+}
+
+}  // namespace vcx::mpi_intercept

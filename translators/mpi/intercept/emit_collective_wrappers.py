@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Writes wrappers_collectives.cpp: one wrapper per collective of the
+installed MPICH headers that vcx clocks (blocking, non-blocking "I",
+persistent "_init", neighbourhood, large-count "_c").
+
+The wrappers are committed source; this script only saves typing their
+signatures. Which calls are collectives, and of which kind, comes from the
+X-macro table in ../common/mpi_events.h. Re-run after changing that table:
+
+  emit_collective_wrappers.py /usr/include/x86_64-linux-gnu/mpich > wrappers_collectives.cpp
+"""
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def families():
+    text = open(os.path.join(HERE, "..", "common", "mpi_events.h")).read()
+    out = []
+    for name, fam, kind in re.findall(r"X\((\w+), (\w+), (\w+)\)", text):
+        if fam in ("Collective", "Icollective", "Pcollective"):
+            out.append((name, fam))
+    return out
+
+
+def prototypes(include_dir):
+    text = open(os.path.join(include_dir, "mpi_proto.h")).read()
+    protos = {}
+    for m in re.finditer(r"^int (MPI_\w+)\((.*?)\)\s*(?:MPICH_\w+(?:\([^)]*\))?\s*)*;", text,
+                         re.S | re.M):
+        params = " ".join(m.group(2).split())
+        protos[m.group(1)] = params
+    return protos
+
+
+def param_names(params):
+    names = []
+    for p in params.split(","):
+        p = p.strip()
+        m = re.search(r"(\w+)\s*(\[\])?$", p)
+        names.append(m.group(1))
+    return names
+
+
+def main():
+    include_dir = sys.argv[1]
+    protos = prototypes(include_dir)
+    print("// Collective wrappers: blocking, non-blocking, persistent and neighbourhood")
+    print("// forms, each with its large-count variant. The signatures come from the")
+    print("// installed MPICH headers (emit_collective_wrappers.py); the behaviour from")
+    print("// collective_support.h.")
+    print('#include "collective_support.h"')
+    print()
+    print("using namespace vcx::mpi_intercept;")
+    print("using vcx::mpi::Call;")
+    print()
+    print('extern "C" {')
+    for name, fam in families():
+        full = "MPI_" + name
+        if full not in protos:
+            sys.exit(f"emit: {full} is not declared in {include_dir}/mpi_proto.h")
+        params = protos[full]
+        names = param_names(params)
+        root = "root" if "root" in names else "0"
+        args = ", ".join(names)
+        print()
+        head = f"int {full}({params}) {{"
+        if len(head) > 100:
+            parts = [q.strip() for q in params.split(",")]
+            head = f"int {full}(" + (",\n" + " " * (len(full) + 5)).join(parts) + ") {"
+        print(head)
+        if fam == "Collective":
+            print(f"  return blocking_collective(Call::{name}, comm, {root}, [&] {{")
+        elif fam == "Icollective":
+            print(f"  return nonblocking_collective(Call::{name}, comm, {root}, request, false, [&] {{")
+        else:
+            print(f"  return nonblocking_collective(Call::{name}, comm, {root}, request, true, [&] {{")
+        call = f"    return P{full}({args});"
+        if len(call) > 100:
+            call = f"    return P{full}(" + (",\n" + " " * (len(full) + 13)).join(names) + ");"
+        print(call)
+        print("  });")
+        print("}")
+    print()
+    print('}  // extern "C"')
+
+
+main()
