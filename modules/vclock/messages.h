@@ -15,7 +15,13 @@ enum class MsgType : std::uint8_t {
   CollDown = 5,  // the result (or the root's clock), away from the tree root
   Deferred = 6,  // the answer waits for the receiver's application (no clock)
   CollCross = 7, // a side's combined contribution, to the other side's root
+  Acquire = 8,   // to a resource's deposition: grant it to me (no clock)
+  Grant = 9,     // from the deposition: granted, with the releases to merge
+  Release = 10,  // to the deposition: released, with the releaser's clock
 };
+
+// Resource messages reuse P2PHeader: queue_a = resource id, seq = the
+// requester's acquisition number (Acquire, Grant), flags = ResourceFlags.
 
 struct P2PHeader {
   MsgType type;

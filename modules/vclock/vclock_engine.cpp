@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <spdlog/spdlog.h>
+
 #include "binomial_tree.h"
 
 namespace vcx::vclock {
@@ -116,6 +118,14 @@ bool VclockEngine::execute(const Op& op) {
       return exec_collective(op, false);
     case OpKind::CollectiveComplete:
       return exec_collective(op, true);
+    case OpKind::Acquire:
+      return exec_acquire(op);
+    case OpKind::Release:
+      exec_release(op);
+      return true;
+    case OpKind::Retire:
+      retire_resource(op.queue.a);
+      return true;
   }
   return true;
 }
@@ -192,9 +202,66 @@ void VclockEngine::discard_answer(const SendToken& t) {
 
 void VclockEngine::drop_receive(ReceiveToken t) {
   Receive* r = receives_.get(t.value);
-  if (!r || r->bound) return;
+  if (!r) return;
+  if (r->bound) {
+    InQueue& q = in_[r->key];
+    if (r->held) release_hold(t);
+    unbind(q, r->pos);
+  }
   pool_.release(r->snapshot);
   receives_.destroy(t.value);
+}
+
+void VclockEngine::hold_receive(ReceiveToken t) {
+  Receive* r = receives_.get(t.value);
+  if (!r || !r->bound || r->held || r->merged) return;
+  r->held = true;
+  in_[r->key].held.push_back(r->pos);
+}
+
+void VclockEngine::release_hold(ReceiveToken t) {
+  Receive* r = receives_.get(t.value);
+  if (!r || !r->held) return;
+  r->held = false;
+  auto& h = in_[r->key].held;
+  h.erase(std::find(h.begin(), h.end(), r->pos));
+}
+
+bool VclockEngine::held_before(const InQueue& q, std::uint64_t pos) const {
+  for (const std::uint64_t h : q.held)
+    if (h < pos) return true;
+  return false;
+}
+
+void VclockEngine::unbind(InQueue& q, std::uint64_t pos) {
+  // Every receive bound after `pos` takes the position before its own. The
+  // signals stay where they are: they belong to the messages.
+  for (std::uint64_t p = pos; p + 1 < q.next_bind; ++p) {
+    Slot& to = q.at(p);
+    Slot& from = q.at(p + 1);
+    if (from.answered && from.synchronous && from.receive)
+      spdlog::warn(
+          "a receive was cancelled after a later receive on its queue had answered a "
+          "synchronous sender; that answer came from the wrong receive");
+    to.receive = from.receive;
+    if (Receive* moved = receives_.get(to.receive)) {
+      moved->pos = p;
+      for (auto& h : q.held)
+        if (h == p + 1) h = p;
+    }
+  }
+  if (q.next_bind > pos) {
+    Slot& freed = q.at(q.next_bind - 1);
+    freed.receive = 0;
+    --q.next_bind;
+    // A synchronous sender waiting on that message waits for an unbound slot again.
+    if (freed.ack_wanted && !freed.answered) ++wanted_unbound_;
+  }
+  // Moved receives may now answer the messages they really got.
+  for (std::uint64_t p = pos; p < q.next_bind; ++p) {
+    Slot& s = q.at(p);
+    if (Receive* r = receives_.get(s.receive)) try_answer(*r, s.receive);
+  }
 }
 
 void VclockEngine::try_answer(Receive& r, std::uint64_t token) {
@@ -237,6 +304,7 @@ bool VclockEngine::exec_wait(const Op& op) {
   if (!r || r->merged) return true;
   if (!r->bound) return false;  // its queue position is not known yet
   InQueue& q = in_[r->key];
+  if (held_before(q, r->pos)) return false;  // an earlier receive may still vanish
   Slot& s = q.at(r->pos);
   if (!s.arrived) return false;
   clock_.merge(pool_.view(s.clock));
@@ -309,16 +377,23 @@ void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
     host_.fatal("vclock: point-to-point message with a foreign clock width");
   switch (type) {
     case MsgType::Signal:
-    case MsgType::Ack: {
+    case MsgType::Ack:
+    case MsgType::Grant:
+    case MsgType::Release: {
+      if (h.width != width_) host_.fatal("vclock: a message without its clock");
       ClockValue* tmp = pool_.acquire();
       std::memcpy(tmp, bytes.data() + sizeof h, width_ * sizeof(ClockValue));
-      if (type == MsgType::Signal) {
-        on_signal(src, h, ClockSpan(tmp, width_));
-      } else {
-        on_ack(src, h, ClockSpan(tmp, width_));
-      }
-      return;  // ownership of tmp passed on
+      const ClockSpan c(tmp, width_);
+      // Ownership of tmp passes on to the handler.
+      if (type == MsgType::Signal) on_signal(src, h, c);
+      if (type == MsgType::Ack) on_ack(src, h, c);
+      if (type == MsgType::Grant) on_grant(src, h, c);
+      if (type == MsgType::Release) on_release(src, h, c);
+      return;
     }
+    case MsgType::Acquire:
+      on_acquire(src, h);
+      return;
     case MsgType::NeedAck:
       on_need_ack(src, h);
       return;
@@ -414,7 +489,11 @@ bool VclockEngine::must_not_stall() const {
     return deferred_acks_.count(AckKey{PeerQueue{op.peer, op.queue}, op.value}) != 0;
   if (op.kind != OpKind::Wait) return false;
   const Receive* r = receives_.get(op.value);
-  return r && !r->bound;
+  if (!r) return false;
+  if (!r->bound) return true;
+  // Whether an earlier receive was cancelled is known only at its completion.
+  auto it = in_.find(r->key);
+  return it != in_.end() && held_before(it->second, r->pos);
 }
 
 std::string VclockEngine::blocked_on() const {
@@ -434,6 +513,8 @@ std::string VclockEngine::blocked_on() const {
     }
     case OpKind::WaitAck:
       return what + ": answer from rank " + std::to_string(op.peer.value);
+    case OpKind::Acquire:
+      return what + ": a lock held at rank " + std::to_string(op.peer.value);
     case OpKind::CollectiveContribute:
     case OpKind::CollectiveComplete:
       return what + ": collective " + std::to_string(op.collective.instance) + " on group " +

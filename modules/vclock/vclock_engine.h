@@ -71,6 +71,8 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   ReceiveToken new_receive(bool answers_synchronous) override;
   void bind_receive(ReceiveToken t, Rank src, QueueId queue) override;
   void drop_receive(ReceiveToken t) override;
+  void hold_receive(ReceiveToken t) override;
+  void release_hold(ReceiveToken t) override;
   void abandon_receive(ReceiveToken t) override;
   void discard_answer(const SendToken& t) override;
   void add_pending_receives(const PendingReceives* p) override { pending_.push_back(p); }
@@ -80,6 +82,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   std::size_t pooled_clocks_in_use() const { return pool_.in_use(); }
   std::size_t live_receives() const { return receives_.live(); }
   std::size_t live_collectives() const { return collectives_.size(); }
+  std::size_t pending_grants() const { return grants_.size(); }
 
  private:
   // ---- point-to-point state ----
@@ -98,6 +101,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     std::uint64_t base = 1;  // position of slots.front()
     std::uint64_t next_bind = 1;
     std::deque<Slot> slots;
+    std::vector<std::uint64_t> held;  // positions of receives with a cancel pending
     Slot& at(std::uint64_t pos);
   };
   struct Receive {
@@ -108,6 +112,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     bool snapshot_taken = false;
     bool merged = false;
     bool abandoned = false;  // its completion will never be waited for
+    bool held = false;       // a cancel is pending on it
   };
 
   // ---- collectives (collectives.cpp) ----
@@ -138,6 +143,22 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     std::vector<std::vector<std::uint8_t>> early;  // messages before the group was known
   };
 
+  // ---- resources (resources.cpp) ----
+  // A lock as its deposition keeps it.
+  struct LockState {
+    std::uint32_t shared_holders = 0;
+    bool exclusive_held = false;
+    ClockValue* exclusive_release = nullptr;  // the last exclusive holder's release
+    ClockValue* shared_releases = nullptr;    // shared releases since then (max)
+    struct Request {
+      Rank requester;
+      std::uint64_t number;
+      bool shared;
+    };
+    std::deque<Request> waiting;
+    bool retired = false;  // freed once its holders released it
+  };
+
   struct QueuedProgram {
     Model model;
     std::uint16_t call;
@@ -152,6 +173,15 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   bool exec_wait(const Op& op);
   bool exec_wait_ack(const Op& op);
   bool exec_collective(const Op& op, bool complete);
+  bool exec_acquire(const Op& op);
+  void exec_release(const Op& op);
+  void on_acquire(Rank src, const P2PHeader& h);
+  void on_grant(Rank src, const P2PHeader& h, ClockSpan clock);
+  void on_release(Rank src, const P2PHeader& h, ClockSpan clock);
+  void grant_waiting(std::uint64_t resource, LockState& l);
+  void retire_resource(std::uint64_t resource);
+  void free_lock(LockState& l);
+  void grant(Rank to, std::uint64_t resource, std::uint64_t number, bool shared, LockState& l);
   void finish_program(const QueuedProgram& p);
 
   // Messages.
@@ -172,6 +202,9 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   void try_answer(Receive& r, std::uint64_t token);
   void maybe_release_receive(std::uint64_t token);
   void trim(InQueue& q);
+  // The bound receive at `pos` matched nothing: later receives move up.
+  void unbind(InQueue& q, std::uint64_t pos);
+  bool held_before(const InQueue& q, std::uint64_t pos) const;
   // An abandoned receive's slot: its clock is not needed.
   void discard_slot(InQueue& q, Slot& s);
 
@@ -218,6 +251,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   };
   std::unordered_map<AckKey, ClockValue*, AckKeyHash> acks_;
   std::size_t wanted_unbound_ = 0;   // answers wanted for slots without a receive
+  bool warned_early_acquire_ = false;
   std::size_t deferred_unbound_ = 0; // of those, the ones told "deferred"
   std::vector<const PendingReceives*> pending_;
   // Answers the receivers said they cannot give before their application
@@ -225,6 +259,13 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   std::unordered_set<AckKey, AckKeyHash> deferred_acks_;
   // Answers nobody will wait for: released when (or if already) they arrive.
   std::unordered_set<AckKey, AckKeyHash> discarded_acks_;
+
+  // Resources deposited here, by id.
+  std::unordered_map<std::uint64_t, LockState> locks_;
+  // Grants received for this process's acquisitions, by (deposition, resource, number).
+  std::unordered_map<AckKey, ClockValue*, AckKeyHash> grants_;
+  std::uint64_t acquisitions_ = 0;   // numbers this process's acquisitions
+  std::uint64_t head_acquire_ = 0;   // number of the head op's request, once sent
 
   std::unordered_map<GroupId, GroupInfo> groups_;
   std::unordered_map<CollKey, CollState, CollKeyHash> collectives_;

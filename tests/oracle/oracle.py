@@ -38,6 +38,29 @@ rank, seq, call, clock). The rules are those of docs/clock-rules.md:
     nothing). What a wait merges is each source member's clock at its
     signal part (post-tick).
   * Collectives match by (communicator name, k-th collective op on it).
+  * Cancellation: MPI_Cancel does nothing; a request whose completion
+    reports it cancelled matched nothing and merges nothing (a cancelled
+    send's message must then never be received).
+  * Windows (one-sided): created over a communicator, group in its rank
+    order. MPI_Win_fence and MPI_Win_free are all-to-all on the window's
+    group; the k-th fence-or-free of a window matches the k-th at every
+    member. Post/start/complete/wait (paper 001, R3/R4): a post signals
+    each origin in its group, a start waits for the post of each target in
+    its group (the k-th start of o towards t matches the k-th post of t to
+    o); a complete signals each target of its start group, a wait (or a
+    true MPI_Win_test) waits for the complete of each origin of its post
+    group (k-th with k-th per pair). Each of them is clocked only with a
+    non-empty group.
+  * Locks: the epochs on the lock of (window, target) are ordered by the
+    count the program logged for each: an exclusive epoch read the number
+    of exclusive epochs before it (0..E-1, each once), a shared one the
+    number of exclusive epochs before it. An exclusive acquisition merges
+    the release of the previous exclusive epoch and of every shared epoch
+    between the two; a shared acquisition merges the release of the
+    previous exclusive epoch. MPI_Win_lock_all is a shared acquisition of
+    every member's lock and MPI_Win_unlock_all their release, each clocked
+    once. Lock calls are always clocked, releases deposit their post-tick
+    clock.
 
 Evaluation is dependency driven: every call has a "tick" node (post-tick
 clock, what it deposits) and a "clock" node (recorded clock), each evaluated
@@ -86,8 +109,11 @@ class Call:
     name: str
     ops: list
     # Filled by analysis:
-    signals: List[tuple] = field(default_factory=list)  # ("msg", id) | ("coll", key)
-    waits: List[tuple] = field(default_factory=list)  # ("msg", id) | ("ack", id) | ("coll", key)
+    # ("msg", id) | ("coll", key) | ("post", pair) | ("wcomplete", pair) | ("unlock", epoch)
+    signals: List[tuple] = field(default_factory=list)
+    # ("msg", id) | ("ack", id) | ("coll", key) | ("post", pair) | ("wcomplete", pair)
+    # | ("lock", epoch); pair = (window, from, to, k): the k-th on that pair
+    waits: List[tuple] = field(default_factory=list)
     seq: Optional[int] = None  # index among the rank's clocked calls
     prev: Optional["Call"] = None  # previous clocked call of the rank
     tick: Optional[List[int]] = None
@@ -122,6 +148,7 @@ class Message:
     recv_call: Optional[Call] = None
     # None for a blocking receive, which answers with its own recorded clock.
     posting: Optional[Posting] = None
+    cancelled: bool = False  # the send's completion reported it cancelled
 
 
 @dataclass
@@ -136,9 +163,37 @@ class Collective:
     sig_call: Dict[int, Call] = field(default_factory=dict)  # rank -> its signal part
     sources: Dict[int, List[int]] = field(default_factory=dict)  # waiting rank -> sources
     edges: Dict[int, Tuple[List[int], List[int]]] = field(default_factory=dict)  # neighbor
+    space: str = "comm"  # "window": a fence or free, `comm` names the window
 
     def label(self) -> str:
+        if self.space == "window":
+            return f"fence/free #{self.index} on window {self.comm!r} ({self.desc[0]})"
         return f"collective #{self.index} on comm {self.comm!r} ({self.kind})"
+
+
+@dataclass
+class Window:
+    name: str
+    members: List[int]  # world ranks, in the creating communicator's rank order
+    created: Dict[int, Call] = field(default_factory=dict)  # rank -> its creation call
+
+
+@dataclass
+class LockEpoch:
+    """One holding of the lock of (window, target) by one origin."""
+    win: str
+    target: int
+    origin: int
+    exclusive: bool
+    count: int  # exclusive epochs on this lock before this one, as the program read it
+    acq: Call  # MPI_Win_lock or MPI_Win_lock_all
+    rel: Optional[Call] = None  # MPI_Win_unlock or MPI_Win_unlock_all
+    merges: List["LockEpoch"] = field(default_factory=list)  # whose releases acq merges
+
+    def label(self) -> str:
+        kind = "exclusive" if self.exclusive else "shared"
+        return (f"{kind} epoch (count {self.count}) of rank {self.origin} on the lock of "
+                f"rank {self.target}, window {self.win!r}")
 
 
 @dataclass
@@ -147,8 +202,9 @@ class Result:
     calls: Dict[int, List[Call]]  # rank -> all logged calls
     clocked: Dict[int, List[Call]]  # rank -> clocked calls, seq order
     messages: Dict[str, Message]
-    collectives: Dict[Tuple[str, int], Collective]
+    collectives: Dict[tuple, Collective]  # (comm, k) or ("window", win, k)
     warnings: List[str]
+    rma: "_Rma"
 
 
 # --------------------------------------------------------------------------
@@ -233,6 +289,10 @@ def _is_rank(r, n: int) -> bool:
     return isinstance(r, int) and not isinstance(r, bool) and 0 <= r < n
 
 
+def _is_count(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
 def _parse_coll(c: Call, op: dict, n: int) -> dict:
     """A coll op: the instance description every member must share, who must
     log it, and this member's role (signal part?, wait part?, whose signal
@@ -304,11 +364,247 @@ def _parse_coll(c: Call, op: dict, n: int) -> dict:
                 desc=(kind, tuple(members), root), role=role, edges=edges)
 
 
+RMA_OPS = ("win_create", "win_fence", "win_free", "win_post", "win_start", "win_complete",
+           "win_wait", "win_lock", "win_unlock", "win_lock_all", "win_unlock_all")
+LOCK_TYPES = ("exclusive", "shared")
+
+
+class _Rma:
+    """One-sided synchronisation of all ranks: windows, fence/free instances
+    (kept with the collectives), post/start/complete/wait pairs and lock
+    epochs. Ranks are fed in turn, each in program order; finish() then
+    matches across ranks."""
+
+    def __init__(self, n: int, collectives: Dict[tuple, Collective], warnings: List[str]):
+        self.n = n
+        self.collectives = collectives
+        self.warnings = warnings
+        self.windows: Dict[str, Window] = {}
+        # Per (window, from, to) pair, in the order of the rank that logs
+        # them: the k-th entries of matching lists belong together.
+        self.posts = defaultdict(list)  # (win, target, origin) -> posts of target
+        self.starts = defaultdict(list)  # (win, origin, target) -> starts of origin
+        self.completes = defaultdict(list)  # (win, origin, target) -> completes of origin
+        self.waits = defaultdict(list)  # (win, target, origin) -> waits of target
+        self.locks: Dict[Tuple[str, int], List[LockEpoch]] = defaultdict(list)
+        self.rank = -1
+        self.local: Dict[str, dict] = {}
+
+    def begin_rank(self, rank: int) -> None:
+        self.rank = rank
+        self.local = {}  # window name -> this rank's state of it
+
+    def end_rank(self) -> None:
+        for w, st in self.local.items():
+            where = f"rank {self.rank}: window {w}"
+            if st["exposure"] is not None:
+                self.warnings.append(f"{where}: exposure epoch to {st['exposure']} never "
+                                     f"ended (MPI_Win_wait)")
+            if st["access"] is not None:
+                self.warnings.append(f"{where}: access epoch to {st['access']} never ended "
+                                     f"(MPI_Win_complete)")
+            for t in st["held"]:
+                self.warnings.append(f"{where}: lock of rank {t} never released")
+            if st["lock_all"] is not None:
+                self.warnings.append(f"{where}: MPI_Win_lock_all never released")
+
+    def _group(self, c: Call, op: dict, members: List[int]) -> List[int]:
+        g = op.get("group")
+        ok = (isinstance(g, list) and all(_is_rank(x, self.n) for x in g)
+              and len(set(g)) == len(g))
+        _need(ok, c, f"group {g!r} must be a list of distinct ranks")
+        _need(all(x in members for x in g), c,
+              f"group {g} is not part of the window's group {members}")
+        return list(g)
+
+    def op(self, c: Call, op: dict, kind: str) -> None:
+        w = op.get("win")
+        _need(isinstance(w, str) and bool(w), c, f"window name {w!r}")
+        me = c.rank
+        if kind == "win_create":
+            m = op.get("members")
+            ok = (isinstance(m, list) and m and all(_is_rank(x, self.n) for x in m)
+                  and len(set(m)) == len(m))
+            _need(ok, c, f"members {m!r} must be a list of distinct ranks")
+            _need(me in m, c, f"creates window {w} without being a member of {m}")
+            _need(w not in self.local, c, f"window name {w} created twice")
+            win = self.windows.get(w)
+            if win is None:
+                win = self.windows[w] = Window(name=w, members=list(m))
+            elif win.members != m:
+                other = next(iter(win.created.values()))
+                raise OracleError(f"{c.where()}: window {w} created with members {m}, but "
+                                  f"{other.where()} logged {win.members}")
+            win.created[me] = c
+            self.local[w] = dict(open=True, syncs=0, exposure=None, access=None, held={},
+                                 lock_all=None)
+            return
+
+        st = self.local.get(w)
+        _need(st is not None, c, f"uses window {w}, which it never created")
+        _need(st["open"], c, f"uses window {w} after freeing it")
+        members = self.windows[w].members
+
+        if kind in ("win_fence", "win_free"):
+            what = kind[4:]
+            if kind == "win_free":
+                busy = (st["exposure"] is not None or st["access"] is not None or st["held"]
+                        or st["lock_all"] is not None)
+                _need(not busy, c, f"frees window {w} with an epoch still open")
+                st["open"] = False
+            k = st["syncs"]
+            st["syncs"] += 1
+            key = ("window", w, k)
+            desc = (what, tuple(members), None)
+            co = self.collectives.get(key)
+            if co is None:
+                co = Collective(comm=w, index=k, kind="all_to_all", desc=desc,
+                                expected=list(members), inter=False, space="window")
+                self.collectives[key] = co
+            elif co.desc != desc:
+                other = next(iter(co.calls.values()))
+                raise OracleError(f"{c.where()}: {co.label()} is a {what} here, but "
+                                  f"{other.where()} logged a {co.desc[0]}")
+            co.calls[me] = c
+            co.sig_call[me] = c
+            co.sources[me] = list(members)
+            c.signals.append(("coll", key))
+            c.waits.append(("coll", key))
+        elif kind == "win_post":
+            g = self._group(c, op, members)
+            _need(st["exposure"] is None, c, f"MPI_Win_post on window {w} while an exposure "
+                                             f"epoch is open")
+            st["exposure"] = g
+            for o in g:
+                lst = self.posts[(w, me, o)]
+                c.signals.append(("post", (w, me, o, len(lst))))
+                lst.append(c)
+        elif kind == "win_start":
+            g = self._group(c, op, members)
+            _need(st["access"] is None, c, f"MPI_Win_start on window {w} while an access "
+                                           f"epoch is open")
+            st["access"] = g
+            for t in g:
+                lst = self.starts[(w, me, t)]
+                c.waits.append(("post", (w, t, me, len(lst))))
+                lst.append(c)
+        elif kind == "win_complete":
+            g = self._group(c, op, members)
+            _need(st["access"] is not None, c, f"completes no access epoch on window {w}")
+            _need(sorted(g) == sorted(st["access"]), c,
+                  f"complete group {g} differs from the start group {st['access']}")
+            st["access"] = None
+            for t in g:
+                lst = self.completes[(w, me, t)]
+                c.signals.append(("wcomplete", (w, me, t, len(lst))))
+                lst.append(c)
+        elif kind == "win_wait":
+            g = self._group(c, op, members)
+            _need(st["exposure"] is not None, c, f"waits for no exposure epoch on window {w}")
+            _need(sorted(g) == sorted(st["exposure"]), c,
+                  f"wait group {g} differs from the post group {st['exposure']}")
+            st["exposure"] = None
+            for o in g:
+                lst = self.waits[(w, me, o)]
+                c.waits.append(("wcomplete", (w, o, me, len(lst))))
+                lst.append(c)
+        elif kind == "win_lock":
+            t, typ, count = op.get("target"), op.get("type"), op.get("count")
+            _need(t in members and _is_rank(t, self.n), c,
+                  f"lock target {t!r} is not in the window's group {members}")
+            _need(typ in LOCK_TYPES, c, f"lock type {typ!r}")
+            _need(_is_count(count), c, f"lock count {count!r}")
+            _need(st["lock_all"] is None and t not in st["held"], c,
+                  f"locks rank {t} on window {w} while already holding that lock")
+            ep = LockEpoch(win=w, target=t, origin=me, exclusive=typ == "exclusive",
+                           count=count, acq=c)
+            st["held"][t] = ep
+            self.locks[(w, t)].append(ep)
+            c.waits.append(("lock", ep))
+        elif kind == "win_unlock":
+            t = op.get("target")
+            _need(t in st["held"], c, f"unlocks rank {t!r} on window {w} without holding it")
+            ep = st["held"].pop(t)
+            ep.rel = c
+            c.signals.append(("unlock", ep))
+        elif kind == "win_lock_all":
+            counts = op.get("counts")
+            ok = (isinstance(counts, list) and len(counts) == len(members)
+                  and all(_is_count(x) for x in counts))
+            _need(ok, c, f"counts {counts!r} must give one count per member of {members}")
+            _need(st["lock_all"] is None and not st["held"], c,
+                  f"MPI_Win_lock_all on window {w} while holding a lock")
+            eps = []
+            for t, count in zip(members, counts):
+                ep = LockEpoch(win=w, target=t, origin=me, exclusive=False, count=count, acq=c)
+                self.locks[(w, t)].append(ep)
+                c.waits.append(("lock", ep))
+                eps.append(ep)
+            st["lock_all"] = eps
+        elif kind == "win_unlock_all":
+            _need(st["lock_all"] is not None, c, f"MPI_Win_unlock_all on window {w} without "
+                                                 f"MPI_Win_lock_all")
+            for ep in st["lock_all"]:
+                ep.rel = c
+                c.signals.append(("unlock", ep))
+            st["lock_all"] = None
+        else:
+            raise OracleError(f"{c.where()}: unknown op {kind!r}")
+
+    def finish(self) -> None:
+        for win in self.windows.values():
+            missing = sorted(set(win.members) - set(win.created))
+            if missing:
+                raise OracleError(f"missing match: window {win.name} with members "
+                                  f"{win.members}: rank(s) {missing} never created it")
+        self._pairs(self.posts, self.starts, "posted to", "started towards")
+        self._pairs(self.waits, self.completes, "waited for", "completed towards")
+        for key, eps in self.locks.items():
+            self._order(key, eps)
+
+    @staticmethod
+    def _pairs(by_target, by_origin, t_verb: str, o_verb: str) -> None:
+        """Every (target, origin) pair has as many target-side calls as
+        origin-side ones."""
+        keys = {(w, t, o) for (w, t, o) in by_target} | {(w, t, o) for (w, o, t) in by_origin}
+        for w, t, o in sorted(keys):
+            a, b = len(by_target.get((w, t, o), ())), len(by_origin.get((w, o, t), ()))
+            if a != b:
+                raise OracleError(f"missing match: window {w}: rank {t} {t_verb} rank {o} "
+                                  f"{a} time(s), rank {o} {o_verb} rank {t} {b} time(s)")
+
+    def _order(self, key: Tuple[str, int], eps: List[LockEpoch]) -> None:
+        """Place the epochs of one lock by their counts and note whose
+        releases each acquisition merges."""
+        w, t = key
+        excl = sorted((e for e in eps if e.exclusive), key=lambda e: e.count)
+        counts = [e.count for e in excl]
+        if counts != list(range(len(excl))):
+            raise OracleError(f"lock of rank {t} on window {w}: the exclusive epochs read "
+                              f"counts {counts}, expected each of 0..{len(excl) - 1} once: "
+                              + "; ".join(f"{e.label()} at {e.acq.where()}" for e in excl))
+        shared_at = defaultdict(list)  # count -> shared epochs right before that exclusive
+        for e in eps:
+            if not e.exclusive:
+                if e.count > len(excl):
+                    raise OracleError(f"{e.label()} at {e.acq.where()}: read {e.count}, but "
+                                      f"only {len(excl)} exclusive epoch(s) exist")
+                shared_at[e.count].append(e)
+        for e in eps:
+            prev_excl = [excl[e.count - 1]] if e.count > 0 else []
+            e.merges = prev_excl + shared_at[e.count] if e.exclusive else prev_excl
+            for m in e.merges:
+                if m.rel is None:
+                    raise OracleError(f"{e.label()} at {e.acq.where()} merges the release of "
+                                      f"{m.label()}, which was never released")
+
+
 def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
     calls: Dict[int, List[Call]] = {}
     messages: Dict[str, Message] = {}
-    collectives: Dict[Tuple[str, int], Collective] = {}
+    collectives: Dict[tuple, Collective] = {}
     warnings: List[str] = []
+    rma = _Rma(n, collectives, warnings)
     # Receives seen before their send is known are resolved at the end:
     # (msg, receiving call, posting or None for a blocking receive).
     receives: List[Tuple[str, Call, Optional[Posting]]] = []
@@ -320,6 +616,7 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
         handles: Dict[str, Posting] = {}  # matched-probe handle -> its posting
         coll_count = defaultdict(int)
         last_clocked: Optional[Call] = None
+        rma.begin_rank(rank)
         for line, obj in enumerate(gt.get(rank, [])):
             if not isinstance(obj, dict) or not isinstance(obj.get("call"), str) \
                     or not isinstance(obj.get("ops"), list):
@@ -378,7 +675,16 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                     req = op.get("req")
                     _need(req in active, c, f"completes unknown or inactive request {req!r}")
                     info = active.pop(req)
-                    if info["type"] == "recv":
+                    if "cancelled" in op:
+                        # Matched nothing: no wait, no answer, no queue position.
+                        _need(op["cancelled"] is True, c, f"cancelled {op['cancelled']!r}")
+                        _need(info.get("cancel", False), c,
+                              f"request {req} completed as cancelled, but was never cancelled")
+                        _need(op.get("msg") is None, c,
+                              f"cancelled request {req} names a received msg")
+                        if info["type"] == "send":
+                            messages[info["msg"]].cancelled = True
+                    elif info["type"] == "recv":
                         msg = op.get("msg")
                         _need(isinstance(msg, str) and msg, c,
                               f"completion of receive request {req} without the msg it got")
@@ -423,6 +729,14 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                     else:
                         start(req, "coll")
                         active[req] = dict(type="coll", key=key, wait=has_wait)
+                elif kind == "cancel":
+                    req = op.get("req")
+                    _need(req in active, c, f"cancels unknown or inactive request {req!r}")
+                    _need(active[req]["type"] != "coll", c,
+                          f"cancels collective request {req}")
+                    active[req]["cancel"] = True
+                elif kind in RMA_OPS:
+                    rma.op(c, op, kind)
                 elif kind == "init":
                     req, rtype = op.get("req"), op.get("type")
                     _need(isinstance(req, str) and req, c, f"init req {req!r}")
@@ -466,6 +780,7 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                 last_clocked = c
             lst.append(c)
         calls[rank] = lst
+        rma.end_rank()
         for req, info in active.items():
             if info["type"] == "send":
                 what = f"message {info['msg']}"
@@ -489,16 +804,20 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
         if m.dest != c.rank:
             raise OracleError(f"message {msg} was sent by {m.sender.where()} to rank {m.dest} "
                               f"but received by {c.where()}")
+        if m.cancelled:
+            raise OracleError(f"message {msg} from {m.sender.where()} was cancelled but "
+                              f"received by {c.where()}")
         m.recv_call, m.posting = c, posting
 
     for m in messages.values():
-        if m.recv_call is None:
+        if m.recv_call is None and not m.cancelled:
             if m.mode == "sync" and any(("ack", m.msg) in c.waits
                                         for c in calls[m.sender.rank]):
                 raise OracleError(f"missing match: synchronous message {m.msg} from "
                                   f"{m.sender.where()} completed but was never received")
             warnings.append(f"message {m.msg} from {m.sender.where()} was never received")
 
+    rma.finish()
     for co in collectives.values():
         _check_collective(co)
 
@@ -509,7 +828,7 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
             c.seq = i
         clocked[rank] = seq
     return Result(n=n, calls=calls, clocked=clocked, messages=messages,
-                  collectives=collectives, warnings=warnings)
+                  collectives=collectives, warnings=warnings, rma=rma)
 
 
 def _desc_text(desc: tuple) -> str:
@@ -571,6 +890,14 @@ def _sources(res: Result, c: Call) -> List[Tuple[Call, int]]:
             a = _answer(res.messages[w[1]])
             if a is not None:
                 out.append(a)
+        elif w[0] == "post":
+            win, t, o, k = w[1]
+            out.append((res.rma.posts[(win, t, o)][k], TICK))
+        elif w[0] == "wcomplete":
+            win, o, t, k = w[1]
+            out.append((res.rma.completes[(win, o, t)][k], TICK))
+        elif w[0] == "lock":
+            out.extend((e.rel, TICK) for e in w[1].merges)
         else:
             co = res.collectives[w[1]]
             out.extend((co.sig_call[s], TICK) for s in co.sources[c.rank])
@@ -683,6 +1010,19 @@ def _explain(res: Result, c: Call) -> str:
                              f"({m.posting.call.name}, gt line {m.posting.call.line + 1}) = "
                              f"{'tick of' if part == TICK else 'clock of'} seq {r.seq} "
                              f"{r.tick if part == TICK else r.clock}")
+        elif w[0] in ("post", "wcomplete"):
+            win, a, b, k = w[1]
+            if w[0] == "post":
+                s, what = res.rma.posts[(win, a, b)][k], f"post #{k} of rank {a} to rank {b}"
+            else:
+                s, what = (res.rma.completes[(win, a, b)][k],
+                           f"complete #{k} of rank {a} towards rank {b}")
+            parts.append(f"{what} on window {win!r}: seq {s.seq} tick {s.tick}")
+        elif w[0] == "lock":
+            ep = w[1]
+            rels = ", ".join(f"release of the {m.label()}: rank {m.rel.rank} seq {m.rel.seq} "
+                             f"tick {m.rel.tick}" for m in ep.merges)
+            parts.append(f"{ep.label()}: {rels or 'first on its lock, nothing to merge'}")
         else:
             co = res.collectives[w[1]]
             srcs = ", ".join(f"rank {s} seq {co.sig_call[s].seq} tick {co.sig_call[s].tick}"

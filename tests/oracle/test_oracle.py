@@ -34,11 +34,61 @@ def post(req):
     return {"op": "post", "req": req}
 
 
-def complete(req, msg=None):
+def complete(req, msg=None, cancelled=False):
     op = {"op": "complete", "req": req}
     if msg is not None:
         op["msg"] = msg
+    if cancelled:
+        op["cancelled"] = True
     return op
+
+
+def cancel(req):
+    return {"op": "cancel", "req": req}
+
+
+def win_create(win, members):
+    return {"op": "win_create", "win": win, "members": members}
+
+
+def fence(win):
+    return {"op": "win_fence", "win": win}
+
+
+def win_free(win):
+    return {"op": "win_free", "win": win}
+
+
+def wpost(win, group):
+    return {"op": "win_post", "win": win, "group": group}
+
+
+def wstart(win, group):
+    return {"op": "win_start", "win": win, "group": group}
+
+
+def wcomplete(win, group):
+    return {"op": "win_complete", "win": win, "group": group}
+
+
+def wwait(win, group):
+    return {"op": "win_wait", "win": win, "group": group}
+
+
+def lock(win, target, typ, count):
+    return {"op": "win_lock", "win": win, "target": target, "type": typ, "count": count}
+
+
+def unlock(win, target):
+    return {"op": "win_unlock", "win": win, "target": target}
+
+
+def lock_all(win, counts):
+    return {"op": "win_lock_all", "win": win, "counts": counts}
+
+
+def unlock_all(win):
+    return {"op": "win_unlock_all", "win": win}
 
 
 def coll(kind, comm, members, root=None, req=None):
@@ -528,6 +578,251 @@ class Intercommunicators(unittest.TestCase):
               2: [line("MPI_Barrier", inter("all_to_all", "ic", [2, 1], [0]))]}
         with self.assertRaisesRegex(oracle.OracleError, "collective #0 on comm 'ic'"):
             oracle.evaluate(gt)
+
+
+class Cancellation(unittest.TestCase):
+    # Rank 1 cancels a receive that nothing could match yet, then receives
+    # the message sent after the barrier: the cancelled request merges
+    # nothing and its completion is not clocked. Later a Waitall completes a
+    # cancelled receive together with one that took an Issend: clocked for
+    # the latter only, and the Issend is answered at that receive's posting
+    # (rank 1's clock at its Recv), unaffected by the cancelled one.
+    GT = {0: [line("MPI_Barrier", coll("all_to_all", "world", [0, 1])),
+              line("MPI_Send", send("0.0", 1)),
+              line("MPI_Issend", send("0.1", 1, mode="sync", req="s")),
+              line("MPI_Wait", complete("s"))],
+          1: [line("MPI_Irecv", post("a")),
+              line("MPI_Cancel", cancel("a")),
+              line("MPI_Wait", complete("a", cancelled=True)),
+              line("MPI_Barrier", coll("all_to_all", "world", [0, 1])),
+              line("MPI_Recv", recv("0.0")),
+              line("MPI_Irecv", post("b")),
+              line("MPI_Irecv", post("c")),
+              line("MPI_Cancel", cancel("b")),
+              line("MPI_Waitall", complete("b", cancelled=True), complete("c", "0.1"))]}
+
+    def test_cancelled_irecv_then_receives_that_take_the_messages(self):
+        res = oracle.evaluate(self.GT)
+        self.assertEqual(clocks(res), {
+            0: [("MPI_Barrier", [1, 1]), ("MPI_Send", [2, 1]), ("MPI_Issend", [3, 1]),
+                ("MPI_Wait", [4, 2])],
+            1: [("MPI_Barrier", [1, 1]), ("MPI_Recv", [2, 2]), ("MPI_Waitall", [3, 3])]})
+        self.assertEqual(res.warnings, [])
+
+    def test_failed_cancel_completes_with_the_message(self):
+        gt = {0: [line("MPI_Send", send("0.0", 1))],
+              1: [line("MPI_Irecv", post("a")), line("MPI_Cancel", cancel("a")),
+                  line("MPI_Wait", complete("a", "0.0"))]}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Send", [1, 0])], 1: [("MPI_Wait", [1, 1])]})
+
+    def test_cancelled_without_cancel_is_an_oracle_error(self):
+        gt = {0: [line("MPI_Irecv", post("a")), line("MPI_Wait", complete("a", cancelled=True))]}
+        with self.assertRaisesRegex(oracle.OracleError, "never cancelled"):
+            oracle.evaluate(gt)
+
+    def test_cancelled_send_must_not_be_received(self):
+        # Not produced by MPICH 4.0.2, which never cancels a send; the model
+        # still says such a message matched nothing.
+        sent = [line("MPI_Isend", send("0.0", 1, req="s")), line("MPI_Cancel", cancel("s")),
+                line("MPI_Wait", complete("s", cancelled=True))]
+        res = oracle.evaluate({0: sent, 1: []})
+        self.assertEqual(res.warnings, [])
+        with self.assertRaisesRegex(oracle.OracleError, "cancelled but received"):
+            oracle.evaluate({0: sent, 1: [line("MPI_Recv", recv("0.0"))]})
+
+
+class Fence(unittest.TestCase):
+    # Window "w" on world, window "s" on a sub-communicator [2, 0]; rank 1
+    # learns of rank 0 by a message first. Fences and frees of one window
+    # count together; the two windows' instances are independent.
+    def gt(self):
+        w, s = win_create("w", W3), win_create("s", [2, 0])
+        return {0: [line("MPI_Win_allocate", w), line("MPI_Win_create", s),
+                    line("MPI_Send", send("0.0", 1)),
+                    line("MPI_Win_fence", fence("w")), line("MPI_Win_fence", fence("s")),
+                    line("MPI_Win_free", win_free("s")), line("MPI_Win_free", win_free("w"))],
+                1: [line("MPI_Win_allocate", w), line("MPI_Recv", recv("0.0")),
+                    line("MPI_Win_fence", fence("w")), line("MPI_Win_free", win_free("w"))],
+                2: [line("MPI_Win_allocate", w), line("MPI_Win_create", s),
+                    line("MPI_Win_fence", fence("w")), line("MPI_Win_fence", fence("s")),
+                    line("MPI_Win_free", win_free("s")), line("MPI_Win_free", win_free("w"))]}
+
+    def test_fence_and_free_are_all_to_all_on_the_window_group(self):
+        self.assertEqual(clocks(oracle.evaluate(self.gt())), {
+            0: [("MPI_Send", [1, 0, 0]), ("MPI_Win_fence", [2, 2, 1]),
+                ("MPI_Win_fence", [3, 2, 2]), ("MPI_Win_free", [4, 2, 3]),
+                ("MPI_Win_free", [5, 3, 4])],
+            1: [("MPI_Recv", [1, 1, 0]), ("MPI_Win_fence", [2, 2, 1]),
+                ("MPI_Win_free", [5, 3, 4])],
+            2: [("MPI_Win_fence", [2, 2, 1]), ("MPI_Win_fence", [3, 2, 2]),
+                ("MPI_Win_free", [4, 2, 3]), ("MPI_Win_free", [5, 3, 4])]})
+
+    def test_fence_matched_with_free_is_an_oracle_error(self):
+        gt = self.gt()
+        gt[1][2] = line("MPI_Win_free", win_free("w"))
+        with self.assertRaisesRegex(oracle.OracleError, "fence/free #0 on window 'w'"):
+            oracle.evaluate(gt)
+
+    def test_member_that_never_created_the_window(self):
+        gt = self.gt()
+        gt[2] = [gt[2][i] for i in (0, 2, 5)]  # rank 2 never heard of window s
+        with self.assertRaisesRegex(oracle.OracleError, r"window s .*\[2\] never created"):
+            oracle.evaluate(gt)
+
+    def test_use_after_free(self):
+        gt = {0: [line("MPI_Win_allocate", win_create("w", [0])),
+                  line("MPI_Win_free", win_free("w")), line("MPI_Win_fence", fence("w"))]}
+        with self.assertRaisesRegex(oracle.OracleError, "after freeing"):
+            oracle.evaluate(gt)
+
+
+class PostStartCompleteWait(unittest.TestCase):
+    def test_target_with_two_origins(self):
+        # Rank 0 exposes to {1, 2} and ends with an unsuccessful then a
+        # successful MPI_Win_test; each origin's start merges the post, the
+        # wait merges both completes.
+        w = win_create("w", W3)
+        gt = {0: [line("MPI_Win_allocate", w), line("MPI_Win_post", wpost("w", [1, 2])),
+                  line("MPI_Win_test"), line("MPI_Win_test", wwait("w", [1, 2]))],
+              1: [line("MPI_Win_allocate", w), line("MPI_Send", send("1.0", 2)),
+                  line("MPI_Win_start", wstart("w", [0])),
+                  line("MPI_Win_complete", wcomplete("w", [0]))],
+              2: [line("MPI_Win_allocate", w), line("MPI_Recv", recv("1.0")),
+                  line("MPI_Win_start", wstart("w", [0])),
+                  line("MPI_Win_complete", wcomplete("w", [0]))]}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Win_post", [1, 0, 0]), ("MPI_Win_test", [2, 3, 3])],
+            1: [("MPI_Send", [0, 1, 0]), ("MPI_Win_start", [1, 2, 0]),
+                ("MPI_Win_complete", [1, 3, 0])],
+            2: [("MPI_Recv", [0, 1, 1]), ("MPI_Win_start", [1, 1, 2]),
+                ("MPI_Win_complete", [1, 1, 3])]})
+
+    def test_kth_per_pair_self_and_empty_groups(self):
+        # Rank 0 is origin and target at once, including of itself; its
+        # second post to rank 1 ({1}) matches rank 1's second non-empty
+        # start towards 0, although an epoch with empty groups (not
+        # clocked) lies between.
+        w = win_create("w", [0, 1])
+        gt = {0: [line("MPI_Win_allocate", w),
+                  line("MPI_Win_post", wpost("w", [0, 1])),
+                  line("MPI_Win_start", wstart("w", [0])),
+                  line("MPI_Win_complete", wcomplete("w", [0])),
+                  line("MPI_Win_wait", wwait("w", [0, 1])),
+                  line("MPI_Win_post", wpost("w", [])),
+                  line("MPI_Win_wait", wwait("w", [])),
+                  line("MPI_Win_post", wpost("w", [1])),
+                  line("MPI_Win_wait", wwait("w", [1]))],
+              1: [line("MPI_Win_allocate", w),
+                  line("MPI_Win_start", wstart("w", [0])),
+                  line("MPI_Win_complete", wcomplete("w", [0])),
+                  line("MPI_Win_start", wstart("w", [])),
+                  line("MPI_Win_complete", wcomplete("w", [])),
+                  line("MPI_Win_start", wstart("w", [0])),
+                  line("MPI_Win_complete", wcomplete("w", [0]))]}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Win_post", [1, 0]), ("MPI_Win_start", [2, 0]),
+                ("MPI_Win_complete", [3, 0]), ("MPI_Win_wait", [4, 2]),
+                ("MPI_Win_post", [5, 2]), ("MPI_Win_wait", [6, 4])],
+            1: [("MPI_Win_start", [1, 1]), ("MPI_Win_complete", [1, 2]),
+                ("MPI_Win_start", [5, 3]), ("MPI_Win_complete", [5, 4])]})
+
+    def test_unmatched_start_is_an_oracle_error(self):
+        w = win_create("w", [0, 1])
+        gt = {0: [line("MPI_Win_allocate", w)],
+              1: [line("MPI_Win_allocate", w), line("MPI_Win_start", wstart("w", [0])),
+                  line("MPI_Win_complete", wcomplete("w", [0]))]}
+        with self.assertRaisesRegex(oracle.OracleError, "missing match: window w: rank 0 "
+                                                        "posted to rank 1 0 time"):
+            oracle.evaluate(gt)
+
+    def test_complete_group_must_repeat_the_start_group(self):
+        w = win_create("w", [0, 1])
+        gt = {0: [line("MPI_Win_allocate", w), line("MPI_Win_start", wstart("w", [0])),
+                  line("MPI_Win_complete", wcomplete("w", [1]))], 1: []}
+        with self.assertRaisesRegex(oracle.OracleError, "differs from the start group"):
+            oracle.evaluate(gt)
+
+
+class Locks(unittest.TestCase):
+    # The lock of rank 0, as held: shared by 1 (count 0), exclusive by 2
+    # (count 0), shared by 0 and by 1 side by side (count 1), exclusive by
+    # 2 (count 1), shared by 0 (count 2). Program order at each rank agrees.
+    W = win_create("w", W3)
+
+    def gt(self):
+        def epoch(typ, count):
+            return [line("MPI_Win_lock", lock("w", 0, typ, count)),
+                    line("MPI_Win_unlock", unlock("w", 0))]
+        return {0: [line("MPI_Win_allocate", self.W)] + epoch("shared", 1) + epoch("shared", 2),
+                1: [line("MPI_Win_allocate", self.W)] + epoch("shared", 0) + epoch("shared", 1),
+                2: [line("MPI_Win_allocate", self.W)] + epoch("exclusive", 0)
+                + epoch("exclusive", 1)}
+
+    def test_shared_epochs_interleaving_exclusive_ones(self):
+        # 2's first exclusive lock merges 1's first release; the shared
+        # ones of count 1 merge that exclusive release only; 2's second
+        # exclusive lock merges its own release and both shared count-1
+        # releases, not 1's count-0 one directly (it comes transitively).
+        self.assertEqual(clocks(oracle.evaluate(self.gt())), {
+            0: [("MPI_Win_lock", [1, 2, 2]), ("MPI_Win_unlock", [2, 2, 2]),
+                ("MPI_Win_lock", [3, 4, 4]), ("MPI_Win_unlock", [4, 4, 4])],
+            1: [("MPI_Win_lock", [0, 1, 0]), ("MPI_Win_unlock", [0, 2, 0]),
+                ("MPI_Win_lock", [0, 3, 2]), ("MPI_Win_unlock", [0, 4, 2])],
+            2: [("MPI_Win_lock", [0, 2, 1]), ("MPI_Win_unlock", [0, 2, 2]),
+                ("MPI_Win_lock", [2, 4, 3]), ("MPI_Win_unlock", [2, 4, 4])]})
+
+    def test_merges_are_the_previous_exclusive_and_shared_since(self):
+        res = oracle.evaluate(self.gt())
+        x1 = next(e for e in res.rma.locks[("w", 0)] if e.exclusive and e.count == 1)
+        self.assertEqual(sorted((m.origin, m.exclusive, m.count) for m in x1.merges),
+                         [(0, False, 1), (1, False, 1), (2, True, 0)])
+
+    def test_exclusive_counts_must_be_a_permutation(self):
+        gt = self.gt()
+        gt[2][3] = line("MPI_Win_lock", lock("w", 0, "exclusive", 0))
+        with self.assertRaisesRegex(oracle.OracleError, r"read counts \[0, 0\]"):
+            oracle.evaluate(gt)
+        gt = self.gt()
+        gt[0][3] = line("MPI_Win_lock", lock("w", 0, "shared", 3))
+        with self.assertRaisesRegex(oracle.OracleError, "only 2 exclusive"):
+            oracle.evaluate(gt)
+
+    def test_counts_against_program_order_are_a_cycle(self):
+        gt = self.gt()
+        gt[2][1] = line("MPI_Win_lock", lock("w", 0, "exclusive", 1))
+        gt[2][3] = line("MPI_Win_lock", lock("w", 0, "exclusive", 0))
+        with self.assertRaisesRegex(oracle.OracleError, "cycle"):
+            oracle.evaluate(gt)
+
+    def test_lock_all(self):
+        # Lock of 1: rank 1's lock_all (shared, count 0), rank 0's
+        # exclusive (count 0), rank 0's lock_all (shared, count 1). Lock of
+        # 0: both lock_alls (shared, count 0), then rank 1's exclusive.
+        w = win_create("w", [0, 1])
+        gt = {0: [line("MPI_Win_allocate", w),
+                  line("MPI_Win_lock", lock("w", 1, "exclusive", 0)),
+                  line("MPI_Win_unlock", unlock("w", 1)),
+                  line("MPI_Win_lock_all", lock_all("w", [0, 1])),
+                  line("MPI_Win_unlock_all", unlock_all("w"))],
+              1: [line("MPI_Win_allocate", w),
+                  line("MPI_Win_lock_all", lock_all("w", [0, 0])),
+                  line("MPI_Win_unlock_all", unlock_all("w")),
+                  line("MPI_Win_lock", lock("w", 0, "exclusive", 0)),
+                  line("MPI_Win_unlock", unlock("w", 0))]}
+        res = oracle.evaluate(gt)
+        self.assertEqual(clocks(res), {
+            0: [("MPI_Win_lock", [1, 2]), ("MPI_Win_unlock", [2, 2]),
+                ("MPI_Win_lock_all", [3, 2]), ("MPI_Win_unlock_all", [4, 2])],
+            1: [("MPI_Win_lock_all", [0, 1]), ("MPI_Win_unlock_all", [0, 2]),
+                ("MPI_Win_lock", [4, 3]), ("MPI_Win_unlock", [4, 4])]})
+        self.assertEqual(res.warnings, [])
+
+    def test_epoch_never_released_is_reported(self):
+        gt = {0: [line("MPI_Win_allocate", win_create("w", [0])),
+                  line("MPI_Win_lock", lock("w", 0, "shared", 0))]}
+        res = oracle.evaluate(gt)
+        self.assertTrue(any("never released" in w for w in res.warnings))
 
 
 class Mismatches(unittest.TestCase):

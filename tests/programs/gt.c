@@ -7,6 +7,7 @@
 #include <string.h>
 
 #define GT_MAX_COMMS 64
+#define GT_MAX_WINS 32
 
 typedef struct {
   MPI_Comm comm;
@@ -25,6 +26,21 @@ static int g_msg_counter = 0;
 static int g_req_counter = 0;
 static int g_handle_counter = 0;
 static gt_comm_entry g_comms[GT_MAX_COMMS];
+
+typedef struct {
+  MPI_Win win;
+  char name[48];
+  int size;
+  int *members;       /* world ranks, window-rank order; NULL: slot unused */
+  MPI_Aint slot;      /* lock counter displacement (disp units); -1: no counter */
+  long long *counter; /* this rank's own counter */
+  int *post;          /* open exposure epoch: its origins (world ranks) */
+  int npost;          /* < 0: none open */
+  int *start;         /* open access epoch: its targets (world ranks) */
+  int nstart;
+} gt_win_entry;
+
+static gt_win_entry g_wins[GT_MAX_WINS];
 
 /* The line under construction; only written out by gt_end so that a line is
  * never half-written when a rank aborts. */
@@ -109,6 +125,12 @@ void gt_finalize(void) {
     g_comms[i].rmembers = NULL;
     g_comms[i].comm = MPI_COMM_NULL;
   }
+  for (int i = 0; i < GT_MAX_WINS; ++i) {
+    free(g_wins[i].members);
+    free(g_wins[i].post);
+    free(g_wins[i].start);
+    g_wins[i].members = g_wins[i].post = g_wins[i].start = NULL;
+  }
   free(g_line);
   g_line = NULL;
   g_cap = g_len = 0;
@@ -131,7 +153,10 @@ gt_msgid gt_read(const int *buf) {
   return id;
 }
 
-static void name_req(gt_req *r) { snprintf(r->name, sizeof r->name, "r%d", g_req_counter++); }
+static void name_req(gt_req *r) {
+  snprintf(r->name, sizeof r->name, "r%d", g_req_counter++);
+  r->cancel = r->cancelled = 0;
+}
 
 void gt_req_send(gt_req *r) {
   name_req(r);
@@ -159,11 +184,12 @@ static int *group_to_world(MPI_Group group, int *size_out) {
   int size;
   MPI_Group_size(group, &size);
   MPI_Comm_group(MPI_COMM_WORLD, &world_group);
-  int *ranks = malloc(sizeof(int) * (size_t)size);
-  int *members = malloc(sizeof(int) * (size_t)size);
+  /* +1: an empty group still gets an allocation. */
+  int *ranks = malloc(sizeof(int) * (size_t)(size + 1));
+  int *members = malloc(sizeof(int) * (size_t)(size + 1));
   if (!ranks || !members) gt_fail("gt: out of memory");
   for (int i = 0; i < size; ++i) ranks[i] = i;
-  MPI_Group_translate_ranks(group, size, ranks, world_group, members);
+  if (size > 0) MPI_Group_translate_ranks(group, size, ranks, world_group, members);
   MPI_Group_free(&world_group);
   free(ranks);
   *size_out = size;
@@ -268,7 +294,9 @@ void gt_op_complete(const gt_req *r) {
   op_start("complete");
   append(",\"req\":");
   append_str(r->name);
-  if (r->rbuf) {
+  if (r->cancelled) {
+    append(",\"cancelled\":true");
+  } else if (r->rbuf) {
     gt_msgid id = gt_read(r->rbuf);
     append(",\"msg\":\"%d.%d\"", id.src, id.cnt);
   }
@@ -383,6 +411,7 @@ static void op_req_only(const char *op, const char *req) {
 }
 
 void gt_op_free(const char *req) { op_req_only("free", req); }
+void gt_op_cancel(const char *req) { op_req_only("cancel", req); }
 void gt_op_status(const char *req) { op_req_only("status", req); }
 
 void gt_op_mprobe(const gt_mhandle *h) {
@@ -639,6 +668,20 @@ int gt_irecv_raw(gt_reqs *s, int *buf, int count, int src, int tag, MPI_Comm com
   return irecv_impl(s, buf, count, src, tag, comm, 0);
 }
 
+void gt_log_cancel(MPI_Request *req, gt_req *r) {
+  check_rc(MPI_Cancel(req), "MPI_Cancel");
+  r->cancel = 1;
+  gt_begin("MPI_Cancel");
+  gt_op_cancel(r->name);
+  gt_end();
+}
+
+void gt_cancel(gt_reqs *s, int k) {
+  if (k < 0 || k >= s->n || s->req[k] == MPI_REQUEST_NULL)
+    gt_fail("gt: cancelling slot %d, which holds no active request", k);
+  gt_log_cancel(&s->req[k], &s->info[k]);
+}
+
 const char *gt_method_name(gt_method m) {
   static const char *names[GT_METHODS] = {"waitall", "waitany", "waitsome", "test",
                                           "testall", "testany", "testsome", "wait_each"};
@@ -652,6 +695,12 @@ static void completed(gt_reqs *s, const char *call, const int *idx, const MPI_St
   for (int i = 0; i < n; ++i) {
     int k = idx[i];
     if (k < 0 || k >= s->n) gt_fail("%s reported index %d", call, k);
+    if (s->info[k].cancel) {
+      int flag = 0;
+      check_rc(MPI_Test_cancelled(&st[i], &flag), "MPI_Test_cancelled");
+      s->info[k].cancelled = flag;
+      if (flag) continue; /* received nothing */
+    }
     if (s->info[k].rbuf) {
       check_count(&st[i], s->rcount[k], call);
       if (s->verify[k]) s->digest += gt_check(s->info[k].rbuf, s->rcount[k]);
@@ -802,4 +851,270 @@ void gt_complete(gt_reqs *s, gt_method m) {
     default: gt_fail("gt: unknown completion method %d", (int)m);
   }
   if (gt_reqs_active(s)) gt_fail("gt: %s left requests active", gt_method_name(m));
+}
+
+/* ---- One-sided communication ------------------------------------------- */
+
+static gt_win_entry *find_win(MPI_Win win) {
+  for (int i = 0; i < GT_MAX_WINS; ++i)
+    if (g_wins[i].members && g_wins[i].win == win) return &g_wins[i];
+  return NULL;
+}
+
+static gt_win_entry *need_win(MPI_Win win) {
+  gt_win_entry *e = find_win(win);
+  if (!e) gt_fail("gt: window not registered");
+  return e;
+}
+
+/* Registers a new window and logs its creation line under `call`. */
+static gt_win_entry *win_register(MPI_Win win, const char *name, const char *call) {
+  if (find_win(win)) gt_fail("gt: window %s registered twice", name);
+  gt_win_entry *e = NULL;
+  for (int i = 0; i < GT_MAX_WINS && !e; ++i)
+    if (!g_wins[i].members) e = &g_wins[i];
+  if (!e) gt_fail("gt: too many windows");
+  MPI_Group group;
+  MPI_Win_get_group(win, &group);
+  e->members = group_to_world(group, &e->size);
+  MPI_Group_free(&group);
+  e->win = win;
+  snprintf(e->name, sizeof e->name, "%s", name);
+  e->slot = -1;
+  e->counter = NULL;
+  e->post = malloc(sizeof(int) * (size_t)e->size);
+  e->start = malloc(sizeof(int) * (size_t)e->size);
+  if (!e->post || !e->start) gt_fail("gt: out of memory");
+  e->npost = e->nstart = -1;
+
+  gt_begin(call);
+  op_start("win_create");
+  append(",\"win\":");
+  append_str(e->name);
+  append_ranks("members", e->members, e->size);
+  append("}");
+  gt_end();
+  return e;
+}
+
+static void op_win(const char *op, const gt_win_entry *e) {
+  op_start(op);
+  append(",\"win\":");
+  append_str(e->name);
+}
+
+static void log_win_group(const char *call, const char *op, const gt_win_entry *e,
+                          const int *group, int n) {
+  gt_begin(call);
+  op_win(op, e);
+  append_ranks("group", group, n);
+  append("}");
+  gt_end();
+}
+
+static MPI_Aint gcd_aint(MPI_Aint a, MPI_Aint b) {
+  while (b) {
+    MPI_Aint t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+static MPI_Aint round_up(MPI_Aint x, MPI_Aint m) { return (x + m - 1) / m * m; }
+
+typedef int (*alloc_fn)(MPI_Aint, int, MPI_Info, MPI_Comm, void *, MPI_Win *);
+
+/* The counter goes right after the program's bytes, at an offset that is a
+ * multiple of both disp_unit (so it has a displacement) and 8 (alignment). */
+static void win_alloc(alloc_fn fn, const char *call, MPI_Aint size, int disp_unit,
+                      MPI_Comm comm, const char *name, void *baseptr, MPI_Win *win) {
+  if (size < 0 || disp_unit <= 0) gt_fail("gt: %s with size %ld, disp_unit %d", call,
+                                          (long)size, disp_unit);
+  MPI_Aint align = (MPI_Aint)disp_unit / gcd_aint(disp_unit, 8) * 8;
+  MPI_Aint off = round_up(size, align);
+  MPI_Aint total = round_up(off + (MPI_Aint)sizeof(long long), 64);
+  char *base = NULL;
+  check_rc(fn(total, disp_unit, MPI_INFO_NULL, comm, &base, win), call);
+  gt_win_entry *e = win_register(*win, name, call);
+  e->slot = off / disp_unit;
+  e->counter = (long long *)(void *)(base + off);
+  *e->counter = 0;
+  *(void **)baseptr = base;
+}
+
+void gt_win_allocate(MPI_Aint size, int disp_unit, MPI_Comm comm, const char *name,
+                     void *baseptr, MPI_Win *win) {
+  win_alloc(MPI_Win_allocate, "MPI_Win_allocate", size, disp_unit, comm, name, baseptr, win);
+}
+
+void gt_win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Comm comm, const char *name,
+                            void *baseptr, MPI_Win *win) {
+  win_alloc(MPI_Win_allocate_shared, "MPI_Win_allocate_shared", size, disp_unit, comm, name,
+            baseptr, win);
+}
+
+void gt_win_create(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, const char *name,
+                   MPI_Win *win) {
+  check_rc(MPI_Win_create(base, size, disp_unit, MPI_INFO_NULL, comm, win), "MPI_Win_create");
+  win_register(*win, name, "MPI_Win_create");
+}
+
+int gt_win_world_of(MPI_Win win, int win_rank) {
+  gt_win_entry *e = need_win(win);
+  if (win_rank < 0 || win_rank >= e->size)
+    gt_fail("gt: rank %d out of range for window %s", win_rank, e->name);
+  return e->members[win_rank];
+}
+
+long long gt_win_counter(MPI_Win win) {
+  gt_win_entry *e = need_win(win);
+  if (!e->counter) gt_fail("gt: window %s has no lock counter", e->name);
+  return *e->counter;
+}
+
+void gt_win_fence(int assert, MPI_Win win) {
+  gt_win_entry *e = need_win(win);
+  check_rc(MPI_Win_fence(assert, win), "MPI_Win_fence");
+  gt_begin("MPI_Win_fence");
+  op_win("win_fence", e);
+  append("}");
+  gt_end();
+}
+
+void gt_win_free(MPI_Win *win) {
+  gt_win_entry *e = need_win(*win);
+  if (e->npost >= 0 || e->nstart >= 0) gt_fail("gt: freeing window %s inside an epoch", e->name);
+  check_rc(MPI_Win_free(win), "MPI_Win_free");
+  gt_begin("MPI_Win_free");
+  op_win("win_free", e);
+  append("}");
+  gt_end();
+  /* Handles can be reused by later windows. */
+  free(e->members);
+  free(e->post);
+  free(e->start);
+  e->members = e->post = e->start = NULL;
+  e->win = MPI_WIN_NULL;
+}
+
+/* World ranks of group into out (room for the window's size); returns
+ * how many. */
+static int group_into(const gt_win_entry *e, MPI_Group group, int *out) {
+  int n;
+  int *w = group_to_world(group, &n);
+  if (n > e->size) gt_fail("gt: group of %d on window %s of %d", n, e->name, e->size);
+  for (int i = 0; i < n; ++i) out[i] = w[i];
+  free(w);
+  return n;
+}
+
+void gt_win_post(MPI_Group group, int assert, MPI_Win win) {
+  gt_win_entry *e = need_win(win);
+  if (e->npost >= 0) gt_fail("gt: MPI_Win_post on %s inside an exposure epoch", e->name);
+  int n = group_into(e, group, e->post);
+  check_rc(MPI_Win_post(group, assert, win), "MPI_Win_post");
+  e->npost = n;
+  log_win_group("MPI_Win_post", "win_post", e, e->post, n);
+}
+
+void gt_win_start(MPI_Group group, int assert, MPI_Win win) {
+  gt_win_entry *e = need_win(win);
+  if (e->nstart >= 0) gt_fail("gt: MPI_Win_start on %s inside an access epoch", e->name);
+  int n = group_into(e, group, e->start);
+  check_rc(MPI_Win_start(group, assert, win), "MPI_Win_start");
+  e->nstart = n;
+  log_win_group("MPI_Win_start", "win_start", e, e->start, n);
+}
+
+void gt_win_complete(MPI_Win win) {
+  gt_win_entry *e = need_win(win);
+  if (e->nstart < 0) gt_fail("gt: MPI_Win_complete on %s without MPI_Win_start", e->name);
+  check_rc(MPI_Win_complete(win), "MPI_Win_complete");
+  log_win_group("MPI_Win_complete", "win_complete", e, e->start, e->nstart);
+  e->nstart = -1;
+}
+
+void gt_win_wait(MPI_Win win) {
+  gt_win_entry *e = need_win(win);
+  if (e->npost < 0) gt_fail("gt: MPI_Win_wait on %s without MPI_Win_post", e->name);
+  check_rc(MPI_Win_wait(win), "MPI_Win_wait");
+  log_win_group("MPI_Win_wait", "win_wait", e, e->post, e->npost);
+  e->npost = -1;
+}
+
+int gt_win_test(MPI_Win win) {
+  gt_win_entry *e = need_win(win);
+  if (e->npost < 0) gt_fail("gt: MPI_Win_test on %s without MPI_Win_post", e->name);
+  int flag = 0;
+  check_rc(MPI_Win_test(win, &flag), "MPI_Win_test");
+  if (flag) {
+    log_win_group("MPI_Win_test", "win_wait", e, e->post, e->npost);
+    e->npost = -1;
+  } else {
+    gt_begin("MPI_Win_test");
+    gt_end();
+  }
+  return flag;
+}
+
+static gt_win_entry *need_counter(MPI_Win win, int rank) {
+  gt_win_entry *e = need_win(win);
+  if (e->slot < 0) gt_fail("gt: window %s has no lock counter (use gt_win_allocate)", e->name);
+  if (rank < 0 || rank >= e->size) gt_fail("gt: lock target %d on window %s", rank, e->name);
+  return e;
+}
+
+/* The counter access of an epoch: add one (exclusive) or read (shared),
+ * atomically, and complete it before going on. Returns the old value. */
+static long long count_epoch(gt_win_entry *e, int rank, int exclusive) {
+  long long one = 1, old = -1;
+  check_rc(MPI_Fetch_and_op(&one, &old, MPI_LONG_LONG, rank, e->slot,
+                            exclusive ? MPI_SUM : MPI_NO_OP, e->win),
+           "MPI_Fetch_and_op");
+  check_rc(MPI_Win_flush(rank, e->win), "MPI_Win_flush");
+  if (old < 0) gt_fail("gt: lock counter of rank %d on %s reads %lld", rank, e->name, old);
+  return old;
+}
+
+void gt_win_lock(int lock_type, int rank, int assert, MPI_Win win) {
+  gt_win_entry *e = need_counter(win, rank);
+  int exclusive = lock_type == MPI_LOCK_EXCLUSIVE;
+  if (!exclusive && lock_type != MPI_LOCK_SHARED) gt_fail("gt: lock type %d", lock_type);
+  check_rc(MPI_Win_lock(lock_type, rank, assert, win), "MPI_Win_lock");
+  long long count = count_epoch(e, rank, exclusive);
+  gt_begin("MPI_Win_lock");
+  op_win("win_lock", e);
+  append(",\"target\":%d,\"type\":\"%s\",\"count\":%lld}", e->members[rank],
+         exclusive ? "exclusive" : "shared", count);
+  gt_end();
+}
+
+void gt_win_unlock(int rank, MPI_Win win) {
+  gt_win_entry *e = need_counter(win, rank);
+  check_rc(MPI_Win_unlock(rank, win), "MPI_Win_unlock");
+  gt_begin("MPI_Win_unlock");
+  op_win("win_unlock", e);
+  append(",\"target\":%d}", e->members[rank]);
+  gt_end();
+}
+
+void gt_win_lock_all(int assert, MPI_Win win) {
+  gt_win_entry *e = need_counter(win, 0);
+  check_rc(MPI_Win_lock_all(assert, win), "MPI_Win_lock_all");
+  gt_begin("MPI_Win_lock_all");
+  op_win("win_lock_all", e);
+  append(",\"counts\":[");
+  for (int r = 0; r < e->size; ++r) append("%s%lld", r ? "," : "", count_epoch(e, r, 0));
+  append("]}");
+  gt_end();
+}
+
+void gt_win_unlock_all(MPI_Win win) {
+  gt_win_entry *e = need_counter(win, 0);
+  check_rc(MPI_Win_unlock_all(win), "MPI_Win_unlock_all");
+  gt_begin("MPI_Win_unlock_all");
+  op_win("win_unlock_all", e);
+  append("}");
+  gt_end();
 }

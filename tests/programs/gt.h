@@ -24,9 +24,12 @@
  *   post     {req}                     a receive request is posted here
  *            (MPI_Irecv, or MPI_Start(all) of a persistent receive): its
  *            answer clock is the clock at this call
- *   complete {req[, msg]}              request completed: a receive (msg it
+ *   complete {req[, msg][, cancelled]} request completed: a receive (msg it
  *            got) waits, a sync send waits for its answer, a collective
- *            request does its wait part, anything else does nothing
+ *            request does its wait part, anything else does nothing. With
+ *            "cancelled": true (MPI_Test_cancelled said so) it matched
+ *            nothing and waits for nothing; no msg
+ *   cancel   {req}                     MPI_Cancel; no primitive
  *   init     {req, type}               persistent request created (type
  *            "send" | "recv" | "coll"); no primitive. Each later start logs
  *            the op of the non-blocking form (send / post / coll) with that
@@ -52,10 +55,45 @@
  *            and take no part. "all_to_all" is the bipartite exchange.
  *
  * The k-th coll op on a communicator name (blocking, initiation or start)
- * is the k-th instance there at every member. Later kinds of
- * synchronisation extend the op list in the same style: a window is a
- * "comm" for fence-like collectives, and lock/PSCW epochs and MPI_Cancel
- * get ops of their own naming the window / request.
+ * is the k-th instance there at every member.
+ *
+ * One-sided synchronisation names windows ("win"); groups are world ranks.
+ * RMA data calls are not logged (they are not clocked).
+ *
+ *   win_create     {win, members}  a window created over a communicator
+ *                  (MPI_Win_allocate, _create, _allocate_shared): its group
+ *                  in communicator-rank order; no primitive
+ *   win_fence      {win}           MPI_Win_fence: all-to-all on the group
+ *   win_free       {win}           MPI_Win_free: all-to-all on the group.
+ *                  The k-th fence-or-free of a window is the k-th at every
+ *                  member
+ *   win_post       {win, group}    exposure epoch to the origins in group:
+ *                  signals each
+ *   win_start      {win, group}    access epoch to the targets in group:
+ *                  waits for each target's post
+ *   win_complete   {win, group}    ends the access epoch (group repeats the
+ *                  start group): signals each target
+ *   win_wait       {win, group}    MPI_Win_wait or an MPI_Win_test that
+ *                  returned true (an unsuccessful one logs no op): ends the
+ *                  exposure epoch (group repeats the post group), waits for
+ *                  each origin's complete
+ *   win_lock       {win, target, type, count}  MPI_Win_lock, type
+ *                  "exclusive" | "shared"; count is what the program read
+ *                  from the target's lock counter inside the epoch: an
+ *                  exclusive epoch increments it and logs the old value, a
+ *                  shared one reads it; either way the number of exclusive
+ *                  epochs that held this lock before
+ *   win_unlock     {win, target}   releases that lock
+ *   win_lock_all   {win, counts}   MPI_Win_lock_all: a shared epoch on
+ *                  every member's lock; counts[i] read from the member at
+ *                  window rank i
+ *   win_unlock_all {win}           releases them all
+ *
+ * The lock counters live in a slot per rank that gt_win_allocate adds
+ * after the program's part of the window; gt_win_lock and friends update or
+ * read it atomically (MPI_Fetch_and_op + MPI_Win_flush) right after MPI's
+ * lock returned, and log the lock line once the count is known (the counter
+ * accesses are not logged; nothing clocked lies between).
  */
 #ifndef VCX_TEST_GT_H
 #define VCX_TEST_GT_H
@@ -79,6 +117,8 @@ typedef struct {
 typedef struct {
   char name[16];
   const int *rbuf; /* NULL for send requests */
+  int cancel;      /* MPI_Cancel was called on it */
+  int cancelled;   /* its completion reported it cancelled */
 } gt_req;
 
 /* Call after MPI_Init / before MPI_Finalize. gt_init registers
@@ -127,7 +167,9 @@ void gt_begin(const char *call);
 void gt_op_send(const char *mode, gt_msgid msg, int dest_world, const char *req);
 void gt_op_recv(gt_msgid msg);
 void gt_op_post(const char *req);
-void gt_op_complete(const gt_req *r); /* msg id read from r->rbuf if a receive */
+/* msg id read from r->rbuf if a receive; "cancelled" if r->cancelled */
+void gt_op_complete(const gt_req *r);
+void gt_op_cancel(const char *req);
 /* `kind` is "all_to_all", "one_to_all", "all_to_one" or "prefix";
  * root_comm_rank < 0 logs a null root. Intracommunicators only. */
 void gt_op_coll(const char *kind, MPI_Comm comm, int root_comm_rank);
@@ -200,6 +242,15 @@ int gt_reqs_add(gt_reqs *s, MPI_Request req, const gt_req *info, int rcount, int
 /* Move the still-active requests of src to the end of dst; src is reset. */
 void gt_reqs_move(gt_reqs *dst, gt_reqs *src);
 
+/* MPI_Cancel on slot k, logged. The completion calls above then ask
+ * MPI_Test_cancelled for that request and log what it says; a cancelled
+ * receive is neither counted nor checked. */
+void gt_cancel(gt_reqs *s, int k);
+/* Same for a request the program keeps itself; it must then complete it
+ * and log the completion through gt_op_complete with r->cancelled set from
+ * MPI_Test_cancelled. */
+void gt_log_cancel(MPI_Request *req, gt_req *r);
+
 /* MPI_Isend/Ibsend/Irsend/Issend by mode, logged; returns the slot. */
 int gt_isend(gt_reqs *s, const char *mode, int *buf, int count, int dest, int tag,
              MPI_Comm comm);
@@ -231,6 +282,46 @@ typedef enum {
 } gt_method;
 const char *gt_method_name(gt_method m);
 void gt_complete(gt_reqs *s, gt_method m);
+
+/* ---- One-sided communication ------------------------------------------ */
+
+/* Window constructors: make the window over comm, register it under a
+ * run-unique name (the same at every member) and log its creation.
+ * gt_win_allocate(_shared) give the program `size` bytes at *baseptr and
+ * add the lock-counter slot after them (zeroed here), so `size` and
+ * `disp_unit` must be the same at every member. The allocation is rounded
+ * up to 64 bytes: MPICH 4.0.2 (ch4:ucx) addresses remote accesses wrongly
+ * in MPI_Win_allocate windows whose size is not a multiple of 16.
+ * Before the first lock on a window, the program must synchronise it (an
+ * MPI_Win_fence without MPI_MODE_NOPRECEDE), so the zeroed counters are
+ * visible to the other members. gt_win_create wraps the program's own
+ * buffer: it has no counter slot, and locking it fails. */
+void gt_win_allocate(MPI_Aint size, int disp_unit, MPI_Comm comm, const char *name,
+                     void *baseptr, MPI_Win *win);
+void gt_win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Comm comm, const char *name,
+                            void *baseptr, MPI_Win *win);
+void gt_win_create(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, const char *name,
+                   MPI_Win *win);
+/* Window rank -> world rank. */
+int gt_win_world_of(MPI_Win win, int win_rank);
+/* This rank's own lock counter: the number of exclusive epochs its lock
+ * has seen, as far as this rank's window copy shows after a
+ * synchronisation. */
+long long gt_win_counter(MPI_Win win);
+
+/* Synchronisation calls: make the MPI call, check its result, log it. */
+void gt_win_fence(int assert, MPI_Win win);
+void gt_win_free(MPI_Win *win);
+void gt_win_post(MPI_Group group, int assert, MPI_Win win);
+void gt_win_start(MPI_Group group, int assert, MPI_Win win);
+void gt_win_complete(MPI_Win win);
+void gt_win_wait(MPI_Win win);
+int gt_win_test(MPI_Win win); /* returns the flag */
+/* Locks also take part in the counting (see above); `rank` is a window rank. */
+void gt_win_lock(int lock_type, int rank, int assert, MPI_Win win);
+void gt_win_unlock(int rank, MPI_Win win);
+void gt_win_lock_all(int assert, MPI_Win win);
+void gt_win_unlock_all(MPI_Win win);
 
 /* Abort the whole job with a message (test programs treat every MPI error
  * and every unexpected payload as fatal). */

@@ -205,12 +205,16 @@ void ToolProcess::arm_app_read() {
   });
 }
 
+bool ToolProcess::wants_reply(std::uint32_t flags) const {
+  return (flags & kEventAlwaysReply) || ((flags & kEventNeedsReply) && !opts_.no_stall);
+}
+
 void ToolProcess::handle_control_event(const EventHeader& ev) {
   if (static_cast<ControlEvent>(ev.type) == ControlEvent::Detach) {
     detach_seen_ = true;
     app_state_ = AppState::Finalized;
   }
-  const bool wants = (ev.flags & kEventNeedsReply) && !opts_.no_stall;
+  const bool wants = wants_reply(ev.flags);
   if (wants) max_reply_wanted_ = ev.seq;
   program_.reset(Model::Control, ev.type, ev.seq);
   engine_->enqueue(program_, wants);
@@ -233,7 +237,7 @@ bool ToolProcess::service_channel() {
               " arrived but no translator for it is loaded (see vcx-run --help, --translators)");
       program_.reset(ev->model, ev->type, ev->seq);
       t->translate(*ev, engine_->control(), program_);
-      const bool wants = (ev->flags & kEventNeedsReply) && !opts_.no_stall;
+      const bool wants = wants_reply(ev->flags);
       if (wants) max_reply_wanted_ = ev->seq;
       engine_->enqueue(program_, wants);
     }

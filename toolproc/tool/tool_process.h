@@ -55,6 +55,7 @@ class ToolProcess final : public ToolHost {
   void on_app_connected(std::shared_ptr<asio::local::stream_protocol::socket> sock);
   void arm_app_read();
   bool service_channel();
+  bool wants_reply(std::uint32_t event_flags) const;
   void handle_control_event(const EventHeader& ev);
   void app_gone();
   void on_control_message(Rank src, std::span<const std::uint8_t> bytes);

@@ -50,6 +50,14 @@ enum class OpKind : std::uint8_t {
   WaitAck,             // merge the answer to a synchronous send
   CollectiveContribute,
   CollectiveComplete,
+  Acquire,             // wait until the resource is granted; merge its releases
+  Release,             // hand the resource back, depositing the current clock
+  Retire,              // a resource deposited here is never acquired again (queue):
+                       // its state goes once its holders have released it
+};
+
+enum ResourceFlags : std::uint16_t {
+  kResourceShared = 1u << 0,  // a shared (reader) acquisition or release
 };
 
 enum SignalFlags : std::uint16_t {
@@ -65,11 +73,16 @@ enum CollectiveFlags : std::uint16_t {
   kCollectiveBlocking = 1u << 0,
 };
 
+// A resource (a lock) is held at its deposition: the tool process of the
+// rank that owns it. Acquisitions are granted there in arrival order; an
+// exclusive one merges every earlier release, a shared one the earlier
+// exclusive releases (DESIGN 3.2).
 struct Op {
   OpKind kind{};
   std::uint16_t flags = 0;
-  Rank peer{};              // Signal: destination; WaitAck: receiver
-  QueueId queue{};          // Signal, WaitAck
+  Rank peer{};              // Signal: destination; WaitAck: receiver;
+                            // Acquire/Release: the resource's deposition
+  QueueId queue{};          // Signal, WaitAck; Acquire/Release: the resource id in .a
   std::uint64_t value = 0;  // Wait/Snapshot: receive token; WaitAck: send seq
   CollectiveRef collective{};
 };

@@ -41,8 +41,15 @@ class ExchangeControl {
   // neighbourhood collective) needs no Snapshot op.
   virtual ReceiveToken new_receive(bool answers_synchronous = true) = 0;
   virtual void bind_receive(ReceiveToken t, Rank src, QueueId queue) = 0;
-  // A receive that will never match (cancelled, or to MPI_PROC_NULL).
+  // A receive that will never match (cancelled, or to MPI_PROC_NULL). A
+  // bound receive gives up its queue position: the receives bound after it
+  // on its queue move up one place.
   virtual void drop_receive(ReceiveToken t) = 0;
+  // A receive that may turn out to have matched nothing (MPI_Cancel was
+  // called on it): receives bound after it on its queue do not merge until
+  // it is dropped or released.
+  virtual void hold_receive(ReceiveToken t) = 0;
+  virtual void release_hold(ReceiveToken t) = 0;
   // A receive that will match but whose completion nobody will wait for
   // (its request was freed while active): its signal is discarded on arrival.
   virtual void abandon_receive(ReceiveToken t) = 0;

@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "vcx/channel/futex.h"
@@ -121,16 +122,29 @@ WaitResult RingProducer::wait_reply(std::uint64_t seq) noexcept {
     cpu_relax();
     if (c_->replied_seq.load(std::memory_order_acquire) >= seq) goto done;
   }
-  for (;;) {
-    const std::uint32_t f = c_->reply_futex.load(std::memory_order_acquire);
-    c_->app_sleeping.store(1, std::memory_order_seq_cst);
-    if (c_->replied_seq.load(std::memory_order_seq_cst) >= seq) break;
-    if (c_->tool_state.load(std::memory_order_acquire) != 0 ||
-        (hooks_.tool_alive && !hooks_.tool_alive(hooks_.ctx))) {
-      result = WaitResult::ToolGone;
-      break;
+  {
+    std::uint64_t nap = policy_.progress_min_ns;
+    std::uint64_t last_liveness = 0;  // check at once, then every liveness_check_ns
+    for (;;) {
+      if (hooks_.progress) hooks_.progress(hooks_.ctx);
+      const std::uint32_t f = c_->reply_futex.load(std::memory_order_acquire);
+      c_->app_sleeping.store(1, std::memory_order_seq_cst);
+      if (c_->replied_seq.load(std::memory_order_seq_cst) >= seq) break;
+      const std::uint64_t now = now_ns();
+      if (c_->tool_state.load(std::memory_order_acquire) != 0 ||
+          (now - last_liveness >= policy_.liveness_check_ns && hooks_.tool_alive &&
+           !hooks_.tool_alive(hooks_.ctx))) {
+        result = WaitResult::ToolGone;
+        break;
+      }
+      if (now - last_liveness >= policy_.liveness_check_ns) last_liveness = now;
+      if (hooks_.progress) {
+        futex_wait(&c_->reply_futex, f, nap);
+        nap = std::min(nap * 2, policy_.progress_max_ns);
+      } else {
+        futex_wait(&c_->reply_futex, f, policy_.liveness_check_ns);
+      }
     }
-    futex_wait(&c_->reply_futex, f, policy_.liveness_check_ns);
   }
   c_->app_sleeping.store(0, std::memory_order_relaxed);
 done:
@@ -178,8 +192,10 @@ void RingConsumer::pop() noexcept {
 bool RingConsumer::prepare_sleep() noexcept {
   c_->consumer_sleeping.store(1, std::memory_order_seq_cst);
   if (c_->head.load(std::memory_order_seq_cst) != tail_) {
-    c_->consumer_sleeping.store(0, std::memory_order_relaxed);
-    return false;
+    // Take the announcement back, unless a producer already claimed it: then
+    // its wake-up is on the way and sleeping is right (it returns at once),
+    // so that every wake-up sent matches exactly one sleep.
+    return c_->consumer_sleeping.exchange(0, std::memory_order_seq_cst) == 0;
   }
   return true;
 }

@@ -7,7 +7,9 @@
 // Alongside, a reference model computes the clocks the rules of DESIGN §3.1
 // give for the same programs: a plain sequential interpreter with global
 // knowledge of the matching (no trees, no sparse messages, no timing). Tests
-// compare the engines' recorded clocks against it.
+// compare the engines' recorded clocks against it. The one thing it cannot
+// know up front, the order in which depositions grant locks, it takes from
+// the run (see "Locks as their depositions handled them").
 //
 // Header-only and free of test-framework macros so any test can reuse it;
 // problems are reported as strings ("" = fine) or as exceptions.
@@ -16,7 +18,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -56,9 +60,16 @@ class Network {
  public:
   Network(std::uint32_t n, std::uint64_t seed) : n_(n), rng_(seed), queues_(n * n), handlers_(n) {}
 
+  // Sees every message when it is sent and again when it is delivered (just
+  // before its handler runs), so that a test can log what engines decided.
+  using Tap = std::function<void(bool delivered, Rank src, Rank dst, PeerChannel ch,
+                                 std::span<const std::uint8_t> bytes)>;
+  void set_tap(Tap t) { tap_ = std::move(t); }
+
   void send(Rank src, Rank dst, PeerChannel ch, std::span<const std::uint8_t> bytes) {
     if (dst.value >= n_)
       throw SimFatal("send to rank " + std::to_string(dst.value) + " of " + std::to_string(n_));
+    if (tap_) tap_(false, src, dst, ch, bytes);
     queues_[src.value * n_ + dst.value].push_back(
         Msg{ch, std::vector<std::uint8_t>(bytes.begin(), bytes.end())});
     ++sent_;
@@ -81,6 +92,7 @@ class Network {
     auto& h = handlers_[dst.value][static_cast<std::size_t>(m.ch)];
     if (!h) throw SimFatal("message for rank " + std::to_string(dst.value) + " without a handler");
     ++delivered_;
+    if (tap_) tap_(true, src, dst, m.ch, m.bytes);
     h(src, m.bytes);
     return true;
   }
@@ -102,6 +114,7 @@ class Network {
   std::mt19937_64 rng_;
   std::vector<std::deque<Msg>> queues_;  // index src * n + dst
   std::vector<std::array<PeerTransport::Handler, kPeerChannels>> handlers_;
+  Tap tap_;
   std::uint64_t sent_ = 0;
   std::uint64_t delivered_ = 0;
 };
@@ -245,8 +258,24 @@ struct Prog {
     ops.back().flags = kCollectiveBlocking;
     return complete(c);
   }
+  // A lock held at `deposition`, named `resource` there.
+  Prog& acquire(Rank deposition, std::uint64_t resource, bool shared = false) {
+    return resource_op(OpKind::Acquire, deposition, resource, shared);
+  }
+  Prog& release(Rank deposition, std::uint64_t resource, bool shared = false) {
+    return resource_op(OpKind::Release, deposition, resource, shared);
+  }
 
  private:
+  Prog& resource_op(OpKind k, Rank deposition, std::uint64_t resource, bool shared) {
+    Op op;
+    op.kind = k;
+    op.flags = shared ? kResourceShared : 0;
+    op.peer = deposition;
+    op.queue = QueueId{resource, 0};
+    ops.push_back(op);
+    return *this;
+  }
   Prog& token_op(OpKind k, ReceiveToken t) {
     Op op;
     op.kind = k;
@@ -274,8 +303,155 @@ inline CollectiveRef coll(GroupId g, std::uint64_t instance,
 }
 
 // ---------------------------------------------------------------------------
+// Locks as their depositions handled them
+//
+// Which acquisition a deposition grants first is decided at run time, by
+// the order requests arrive; that order legitimately depends on timing, so
+// the reference model cannot derive it and takes it from the run. It is read
+// off the engines' own messages: a request counts when the deposition handles
+// it (its delivery), a grant when the deposition sends it, a release when the
+// deposition handles it. Grants are sent from within those handlers, so the
+// log is each deposition's exact order of decisions. (The order in which
+// acquisitions complete at the requesters would not do: shared grants sent in
+// one order may complete in another, and it says nothing about overlap.)
+
+struct LockEvent {
+  enum class Kind : std::uint8_t { Request, Grant, Release };
+  Kind kind{};
+  std::uint32_t deposition = 0;
+  std::uint64_t resource = 0;
+  std::uint32_t rank = 0;    // requester, grantee or releaser
+  std::uint64_t number = 0;  // the requester's acquisition number (Request, Grant)
+  bool shared = false;
+};
+using LockKey = std::pair<std::uint32_t, std::uint64_t>;  // deposition, resource
+struct GrantRecord {
+  std::uint32_t to = 0;
+  bool shared = false;
+};
+// Per lock, the grants in the order the deposition made them.
+using GrantOrder = std::map<LockKey, std::vector<GrantRecord>>;
+
+inline GrantOrder grant_order(const std::vector<LockEvent>& log) {
+  GrantOrder out;
+  for (const LockEvent& e : log)
+    if (e.kind == LockEvent::Kind::Grant)
+      out[{e.deposition, e.resource}].push_back(GrantRecord{e.rank, e.shared});
+  return out;
+}
+
+inline std::string lock_name(const LockKey& k) {
+  return "resource " + std::to_string(k.second) + " at rank " + std::to_string(k.first);
+}
+
+// "" if the log keeps the lock rules (docs/clock-rules.md): an exclusive
+// grant overlaps no other and overtakes no earlier request; a shared grant
+// needs only that no exclusive holder exists (it may pass waiting exclusive
+// requests); and a request that can be granted is granted before the
+// deposition handles anything else for that lock (so shared grants run side
+// by side). With `finished`, nothing may still be held or waiting.
+inline std::string check_lock_log(const std::vector<LockEvent>& log, bool finished = true) {
+  struct Request {
+    std::uint32_t rank;
+    std::uint64_t number;
+    bool shared;
+  };
+  struct State {
+    std::deque<Request> waiting;
+    std::multiset<std::uint32_t> shared_holders;
+    std::optional<std::uint32_t> exclusive;
+  };
+  // A waiting request the deposition should have granted already.
+  auto grantable = [](const State& s) {
+    if (s.waiting.empty() || s.exclusive) return false;
+    if (s.shared_holders.empty()) return true;
+    for (const Request& q : s.waiting)
+      if (q.shared) return true;
+    return false;
+  };
+  std::map<LockKey, State> locks;
+  for (std::size_t i = 0; i < log.size(); ++i) {
+    const LockEvent& e = log[i];
+    const LockKey key{e.deposition, e.resource};
+    State& s = locks[key];
+    const std::string at = "lock log " + std::to_string(i) + ", " + lock_name(key) + ", rank " +
+                           std::to_string(e.rank) + ": ";
+    switch (e.kind) {
+      case LockEvent::Kind::Request:
+        if (grantable(s)) return at + "arrived while a grantable request was left waiting";
+        s.waiting.push_back(Request{e.rank, e.number, e.shared});
+        break;
+      case LockEvent::Kind::Grant: {
+        auto it = std::find_if(s.waiting.begin(), s.waiting.end(), [&](const Request& q) {
+          return q.rank == e.rank && q.number == e.number;
+        });
+        if (it == s.waiting.end()) return at + "granted without a request";
+        if (it->shared != e.shared) return at + "granted in the other mode";
+        if (!e.shared && it != s.waiting.begin())
+          return at + "granted acquisition " + std::to_string(e.number) + " ahead of rank " +
+                 std::to_string(s.waiting.front().rank) + "'s earlier request " +
+                 std::to_string(s.waiting.front().number);
+        if (s.exclusive)
+          return at + "granted while rank " + std::to_string(*s.exclusive) + " holds it exclusively";
+        if (!e.shared && !s.shared_holders.empty())
+          return at + "granted exclusively while " + std::to_string(s.shared_holders.size()) +
+                 " shared holder(s) hold it";
+        s.waiting.erase(it);
+        if (e.shared)
+          s.shared_holders.insert(e.rank);
+        else
+          s.exclusive = e.rank;
+        break;
+      }
+      case LockEvent::Kind::Release:
+        if (grantable(s)) return at + "released while a grantable request was left waiting";
+        if (e.shared) {
+          auto it = s.shared_holders.find(e.rank);
+          if (it == s.shared_holders.end()) return at + "a shared release without holding it";
+          s.shared_holders.erase(it);
+        } else {
+          if (s.exclusive != e.rank) return at + "an exclusive release without holding it";
+          s.exclusive.reset();
+        }
+        break;
+    }
+  }
+  for (const auto& [key, s] : locks) {
+    if (grantable(s)) return lock_name(key) + ": a grantable request was never granted";
+    if (!finished) continue;
+    if (!s.waiting.empty())
+      return lock_name(key) + ": " + std::to_string(s.waiting.size()) + " request(s) never granted";
+    if (s.exclusive || !s.shared_holders.empty()) return lock_name(key) + ": still held";
+  }
+  return "";
+}
+
+// How many clocks each deposition legitimately keeps for its locks once all
+// are released: the last exclusive release, and the maximum of the shared
+// releases since (while there is one); none for a retired lock.
+inline std::map<std::uint32_t, std::size_t> lock_clocks_kept(const std::vector<LockEvent>& log,
+                                                           const std::set<LockKey>& retired = {}) {
+  std::map<LockKey, std::pair<bool, bool>> state;  // exclusive release seen, shared since
+  for (const LockEvent& e : log) {
+    if (e.kind != LockEvent::Kind::Release) continue;
+    auto& [exclusive, shared] = state[{e.deposition, e.resource}];
+    if (e.shared) {
+      shared = true;
+    } else {
+      exclusive = true;
+      shared = false;
+    }
+  }
+  std::map<std::uint32_t, std::size_t> out;
+  for (const auto& [key, st] : state)
+    if (!retired.count(key)) out[key.first] += (st.first ? 1 : 0) + (st.second ? 1 : 0);
+  return out;
+}
+
+// ---------------------------------------------------------------------------
 // Reference model: the clock rules applied sequentially, with the matching
 // known up front. Collectives are full max-exchanges among the participants.
+// Locks are granted in the order the run's depositions chose (GrantOrder).
 
 class ReferenceModel {
  public:
@@ -302,9 +478,11 @@ class ReferenceModel {
   }
 
   // Clocks of every clocked call, per rank; throws if the programs cannot all
-  // finish (a test bug: the scenario itself deadlocks).
-  std::vector<std::vector<Clock>> clocks() const {
+  // finish (a test bug: the scenario itself deadlocks, or `grants` misses or
+  // misorders a grant). Acquisitions are granted in the order of `grants`.
+  std::vector<std::vector<Clock>> clocks(const GrantOrder& grants = {}) const {
     State s(n_);
+    s.grants = &grants;
     bool progress = true;
     while (progress) {
       progress = false;
@@ -330,6 +508,15 @@ class ReferenceModel {
   };
   using MsgKey = std::tuple<std::uint32_t, std::uint32_t, std::uint64_t, std::uint64_t,
                             std::uint64_t>;  // src, dst, queue, position
+  // A lock as the rules see it: who holds it now, the last exclusive release
+  // and the maximum of the shared releases since.
+  struct Lock {
+    std::size_t next = 0;  // position in the grant order of the next grant
+    std::uint32_t shared_holders = 0;
+    bool exclusive = false;
+    std::optional<Clock> exclusive_release;
+    std::optional<Clock> shared_since;
+  };
   struct State {
     explicit State(std::uint32_t n)
         : clock(n, Clock(n, 0)), prog(n, 0), op(n, 0), started(n, false), out(n) {}
@@ -339,6 +526,8 @@ class ReferenceModel {
     std::map<MsgKey, Clock> deposits, answers;
     std::map<std::pair<std::uint64_t, std::uint64_t>, std::map<std::uint32_t, Clock>> contrib;
     std::vector<std::vector<Clock>> out;
+    const GrantOrder* grants = nullptr;
+    std::map<LockKey, Lock> locks;
   };
 
   static void merge(Clock& into, const Clock& from) {
@@ -467,8 +656,64 @@ class ReferenceModel {
         for (std::uint32_t m : from) merge(c, contrib[m]);
         return true;
       }
+      case OpKind::Acquire:
+        return acquire(s, r, op);
+      case OpKind::Release:
+        release(s, r, op);
+        return true;
+      case OpKind::Retire:
+        return true;  // only frees the deposition's memory
     }
     return true;
+  }
+
+  // Granted when the grant order says it is this rank's turn and the lock is
+  // free for the mode; a rank's acquisitions of one lock run one after the
+  // other, so its j-th grant there is its j-th acquisition of it.
+  bool acquire(State& s, std::uint32_t r, const Op& op) const {
+    const LockKey key{op.peer.value, op.queue.a};
+    const bool shared = (op.flags & kResourceShared) != 0;
+    Lock& l = s.locks[key];
+    auto it = s.grants->find(key);
+    if (it == s.grants->end() || l.next >= it->second.size()) return false;
+    const GrantRecord& g = it->second[l.next];
+    if (g.to != r) return false;
+    if (g.shared != shared)
+      throw std::logic_error("reference model: rank " + std::to_string(r) + " was granted " +
+                             lock_name(key) + " in the other mode");
+    if (l.exclusive || (!shared && l.shared_holders != 0)) return false;
+    Clock& c = s.clock[r];
+    // Exclusive: the previous exclusive release and every shared one since;
+    // shared: the previous exclusive release.
+    if (l.exclusive_release) merge(c, *l.exclusive_release);
+    if (!shared && l.shared_since) merge(c, *l.shared_since);
+    ++l.next;
+    if (shared)
+      ++l.shared_holders;
+    else
+      l.exclusive = true;
+    return true;
+  }
+
+  void release(State& s, std::uint32_t r, const Op& op) const {
+    const LockKey key{op.peer.value, op.queue.a};
+    Lock& l = s.locks[key];
+    const Clock& c = s.clock[r];
+    if (op.flags & kResourceShared) {
+      if (l.shared_holders == 0)
+        throw std::logic_error("reference model: a shared release of " + lock_name(key) +
+                               " without a shared holder");
+      --l.shared_holders;
+      if (!l.shared_since) l.shared_since = Clock(n_, 0);
+      merge(*l.shared_since, c);
+    } else {
+      if (!l.exclusive)
+        throw std::logic_error("reference model: an exclusive release of " + lock_name(key) +
+                               " without the exclusive holder");
+      l.exclusive = false;
+      l.exclusive_release = c;
+      l.shared_since.reset();
+    }
   }
 
   std::uint32_t n_;
@@ -494,6 +739,10 @@ class EngineSim {
   EngineSim(std::uint32_t n, std::uint64_t delivery_seed,
             const std::string& plugin_dir = VCX_PLUGIN_DIR)
       : net_(n, delivery_seed), ref_(n) {
+    net_.set_tap([this](bool delivered, Rank src, Rank dst, PeerChannel ch,
+                        std::span<const std::uint8_t> bytes) {
+      log_lock_message(delivered, src, dst, ch, bytes);
+    });
     lib_ = load_plugin(plugin_dir, PluginKind::Engine, "vclock");
     nodes_.reserve(n);
     for (std::uint32_t r = 0; r < n; ++r) {
@@ -528,6 +777,8 @@ class EngineSim {
   }
   Network& net() { return net_; }
   ReferenceModel& reference() { return ref_; }
+  // Every lock request, grant and release as the depositions handled them.
+  const std::vector<LockEvent>& lock_log() const { return lock_log_; }
 
   // ---- control calls, mirrored into the reference model ----
   void register_group(std::uint32_t r, GroupId g, std::span<const Rank> members,
@@ -623,6 +874,16 @@ class EngineSim {
     return submit(r, Prog::clocked_call(30).collective(c), needs_reply);
   }
   Submitted local(std::uint32_t r) { return submit(r, Prog::clocked_call(40)); }
+  // A lock and an unlock as one call each (MPI_Win_lock, MPI_Win_unlock).
+  Submitted lock(std::uint32_t r, std::uint32_t deposition, std::uint64_t resource,
+                 bool shared = false, bool needs_reply = false) {
+    return submit(r, Prog::clocked_call(50).acquire(Rank{deposition}, resource, shared),
+                  needs_reply);
+  }
+  Submitted unlock(std::uint32_t r, std::uint32_t deposition, std::uint64_t resource,
+                   bool shared = false) {
+    return submit(r, Prog::clocked_call(51).release(Rank{deposition}, resource, shared));
+  }
 
   // ---- driving ----
   void run_all() {
@@ -652,7 +913,7 @@ class EngineSim {
   std::string compare_with_reference() const {
     std::vector<std::vector<Clock>> want;
     try {
-      want = ref_.clocks();
+      want = ref_.clocks(grant_order(lock_log_));
     } catch (const std::exception& e) {
       return e.what();
     }
@@ -704,10 +965,15 @@ class EngineSim {
   std::string leaks(std::uint32_t r) const {
     const auto& e = static_cast<const vclock::VclockEngine&>(*nodes_.at(r)->engine);
     std::string out;
-    if (e.pooled_clocks_in_use() != 0)
-      out += " pooled clocks " + std::to_string(e.pooled_clocks_in_use());
+    // A deposition keeps the releases its locks' next grants will carry.
+    const auto kept = lock_clocks_kept(lock_log_, retired_);
+    const std::size_t may_keep = kept.count(r) ? kept.at(r) : 0;
+    if (e.pooled_clocks_in_use() != may_keep)
+      out += " pooled clocks " + std::to_string(e.pooled_clocks_in_use()) + " (locks keep " +
+             std::to_string(may_keep) + ")";
     if (e.live_receives() != 0) out += " receives " + std::to_string(e.live_receives());
     if (e.live_collectives() != 0) out += " collectives " + std::to_string(e.live_collectives());
+    if (e.pending_grants() != 0) out += " grants " + std::to_string(e.pending_grants());
     return out.empty() ? "" : "rank " + std::to_string(r) + " still holds" + out;
   }
   std::string check_no_leaks() const {
@@ -725,8 +991,14 @@ class EngineSim {
                  nodes_[r]->engine->blocked_on();
     }
     if (auto e = compare_with_reference(); !e.empty()) return e;
+    if (auto e = check_locks(); !e.empty()) return e;
     if (auto e = check_all_replies(); !e.empty()) return e;
     return check_no_leaks();
+  }
+
+  // "" if every deposition kept the lock rules (check_lock_log).
+  std::string check_locks(bool finished = true) const {
+    return check_lock_log(lock_log_, finished);
   }
 
  private:
@@ -734,10 +1006,40 @@ class EngineSim {
     Node& n = *nodes_.at(r);
     ++n.event_seq;
     n.engine->enqueue(cp, needs_reply);
+    for (const Op& op : cp.ops())
+      if (op.kind == OpKind::Retire) retired_.insert(LockKey{r, op.queue.a});
     ref_.program(Rank{r}, p);
     Submitted s{n.event_seq, p.clocked ? static_cast<std::int64_t>(n.clocked++) : -1};
     n.programs.push_back(ProgramInfo{s.event_seq, needs_reply, n.clocked});
     return s;
+  }
+
+  void log_lock_message(bool delivered, Rank src, Rank dst, PeerChannel ch,
+                        std::span<const std::uint8_t> bytes) {
+    using vclock::MsgType;
+    if (ch != PeerChannel::Exchange || bytes.size() < sizeof(vclock::P2PHeader)) return;
+    vclock::P2PHeader h;
+    std::memcpy(&h, bytes.data(), sizeof h);
+    LockEvent e;
+    if (delivered && h.type == MsgType::Acquire) {
+      e.kind = LockEvent::Kind::Request;
+      e.deposition = dst.value;
+      e.rank = src.value;
+    } else if (!delivered && h.type == MsgType::Grant) {
+      e.kind = LockEvent::Kind::Grant;
+      e.deposition = src.value;
+      e.rank = dst.value;
+    } else if (delivered && h.type == MsgType::Release) {
+      e.kind = LockEvent::Kind::Release;
+      e.deposition = dst.value;
+      e.rank = src.value;
+    } else {
+      return;
+    }
+    e.resource = h.queue_a;
+    e.number = h.seq;
+    e.shared = (h.flags & kResourceShared) != 0;
+    lock_log_.push_back(e);
   }
 
   struct ProgramInfo {
@@ -759,6 +1061,8 @@ class EngineSim {
 
   Network net_;
   ReferenceModel ref_;
+  std::vector<LockEvent> lock_log_;
+  std::set<LockKey> retired_;  // (deposition, resource) of every Retire submitted
   LoadedPlugin lib_;
   std::vector<std::unique_ptr<Node>> nodes_;
 };
@@ -782,6 +1086,9 @@ class MirrorControl final : public ExchangeControl {
   void drop_receive(ReceiveToken t) override { sim_.drop(r_, t); }
   // Nobody waits for these; the reference model needs no record of them.
   void abandon_receive(ReceiveToken t) override { sim_.control(r_).abandon_receive(t); }
+  // Holds change when a merge may happen, not what it merges.
+  void hold_receive(ReceiveToken t) override { sim_.control(r_).hold_receive(t); }
+  void release_hold(ReceiveToken t) override { sim_.control(r_).release_hold(t); }
   void discard_answer(const SendToken& t) override { sim_.control(r_).discard_answer(t); }
   void add_pending_receives(const PendingReceives* p) override {
     sim_.control(r_).add_pending_receives(p);

@@ -54,6 +54,8 @@ class RecordingControl final : public ExchangeControl {
   }
   void drop_receive(ReceiveToken t) override { drops.push_back(t.value); }
   void abandon_receive(ReceiveToken t) override { abandoned.push_back(t.value); }
+  void hold_receive(ReceiveToken t) override { holds.push_back(t.value); }
+  void release_hold(ReceiveToken t) override { released_holds.push_back(t.value); }
   void discard_answer(const SendToken& t) override { discarded.push_back(t); }
   void add_pending_receives(const PendingReceives* p) override { pending.push_back(p); }
   // What the engine would learn by asking the registered translator.
@@ -71,6 +73,8 @@ class RecordingControl final : public ExchangeControl {
   std::vector<Bind> binds;
   std::vector<std::uint64_t> drops;
   std::vector<std::uint64_t> abandoned;
+  std::vector<std::uint64_t> holds;
+  std::vector<std::uint64_t> released_holds;
   std::vector<SendToken> discarded;
   std::uint64_t last_token = 0;
   std::vector<const PendingReceives*> pending;
@@ -322,6 +326,46 @@ class Tx {
 };
 
 inline std::vector<Op> ops(const CallProgram& p) { return {p.ops().begin(), p.ops().end()}; }
+
+// ---- one-sided communication, as the interceptor reports it ----
+
+inline CallProgram win_create(Tx& tx, std::uint64_t comm, std::uint64_t win,
+                              Call call = Call::Win_create) {
+  return tx.feed(Event::of(call, WinCreateEvent{comm, win}));
+}
+// Fence, free, complete, wait/test (arg: the flag; the interceptor reports
+// MPI_Win_wait with 1), lock/unlock (rank: the target in the window's group;
+// arg: kLockExclusive/kLockShared), lock_all/unlock_all.
+inline CallProgram win_call(Tx& tx, Call call, std::uint64_t win, std::int32_t rank = 0,
+                            std::int32_t arg = 0) {
+  WinEvent e{};
+  e.win = win;
+  e.rank = rank;
+  e.arg = arg;
+  return tx.feed(Event::of(call, e));
+}
+// Post and start: the group as world ranks.
+inline CallProgram win_group(Tx& tx, Call call, std::uint64_t win,
+                             const std::vector<std::int32_t>& world_ranks) {
+  WinGroupEvent head{};
+  head.win = win;
+  head.count = static_cast<std::uint32_t>(world_ranks.size());
+  return tx.feed(with_items(call, head, world_ranks));
+}
+inline CallProgram rma(Tx& tx, Call call, std::uint64_t win, std::int32_t target_rank,
+                       RmaKind kind = RmaKind::Put, std::uint64_t request = 0) {
+  RmaAccessEvent e{};
+  e.win = win;
+  e.origin_addr = 0x7000;
+  e.origin_bytes = 64;
+  e.target_disp = 8;
+  e.target_bytes = 64;
+  e.request = request;
+  e.target_rank = target_rank;
+  e.target_extent = 8;
+  e.kind = kind;
+  return tx.feed(Event::of(call, e));
+}
 
 inline GroupId world_id(Tx& tx) { return tx.rec().groups.at(0).first; }
 inline QueueId wq(Tx& tx, std::int32_t tag) {

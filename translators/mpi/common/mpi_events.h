@@ -223,6 +223,42 @@ namespace vcx::mpi {
   X(Graph_create, CommCreate, None) \
   X(Dist_graph_create, CommCreate, None) \
   X(Dist_graph_create_adjacent, CommCreate, None) \
+  X(Win_create, WinCreate, None) \
+  X(Win_create_c, WinCreate, None) \
+  X(Win_allocate, WinCreate, None) \
+  X(Win_allocate_c, WinCreate, None) \
+  X(Win_allocate_shared, WinCreate, None) \
+  X(Win_allocate_shared_c, WinCreate, None) \
+  X(Win_create_dynamic, WinCreate, None) \
+  X(Win_free, WinFree, None) \
+  X(Win_fence, WinFence, None) \
+  X(Win_post, WinPost, None) \
+  X(Win_start, WinStart, None) \
+  X(Win_complete, WinComplete, None) \
+  X(Win_wait, WinWait, None) \
+  X(Win_test, WinWait, None) \
+  X(Win_lock, WinLock, None) \
+  X(Win_unlock, WinUnlock, None) \
+  X(Win_lock_all, WinLockAll, None) \
+  X(Win_unlock_all, WinUnlockAll, None) \
+  X(Put, RmaAccess, None) \
+  X(Put_c, RmaAccess, None) \
+  X(Get, RmaAccess, None) \
+  X(Get_c, RmaAccess, None) \
+  X(Accumulate, RmaAccess, None) \
+  X(Accumulate_c, RmaAccess, None) \
+  X(Get_accumulate, RmaAccess, None) \
+  X(Get_accumulate_c, RmaAccess, None) \
+  X(Fetch_and_op, RmaAccess, None) \
+  X(Compare_and_swap, RmaAccess, None) \
+  X(Rput, RmaAccess, None) \
+  X(Rput_c, RmaAccess, None) \
+  X(Rget, RmaAccess, None) \
+  X(Rget_c, RmaAccess, None) \
+  X(Raccumulate, RmaAccess, None) \
+  X(Raccumulate_c, RmaAccess, None) \
+  X(Rget_accumulate, RmaAccess, None) \
+  X(Rget_accumulate_c, RmaAccess, None) \
   X(Comm_free, CommFree, None) \
   X(Comm_disconnect, CommFree, None) \
   X(Abort, Abort, None)
@@ -244,7 +280,8 @@ static_assert(sizeof(kCallNames) / sizeof(kCallNames[0]) == static_cast<std::siz
 enum class Family : std::uint8_t {
   Init, Finalize, Abort, Send, SendInit, Recv, Irecv, RecvInit, Start, RequestFree, Mprobe,
   Mrecv, Cancel, Completion, Sendrecv, Isendrecv, Collective, Icollective, Pcollective, CommCreate,
-  CommFree,
+  CommFree, WinCreate, WinFree, WinFence, WinPost, WinStart, WinComplete, WinWait, WinLock,
+  WinUnlock, WinLockAll, WinUnlockAll, RmaAccess,
 };
 enum class CollKind : std::uint8_t { None, AllToAll, OneToAll, AllToOne, Prefix, Neighbor };
 
@@ -405,6 +442,48 @@ struct CommCreateEvent {
   std::int32_t tag;
 };
 
+// ---- one-sided communication ----
+
+struct WinCreateEvent {
+  std::uint64_t comm;
+  std::uint64_t win;
+};
+
+// Fence, free, complete, wait/test, lock/unlock, lock_all/unlock_all.
+struct WinEvent {
+  std::uint64_t win;
+  std::int32_t rank;  // lock/unlock: the target's rank in the window's group
+  std::int32_t arg;   // lock: kLockExclusive/kLockShared; test: the flag
+};
+inline constexpr std::int32_t kLockExclusive = 1;
+inline constexpr std::int32_t kLockShared = 2;
+
+// Post and start: `count` world ranks (the group) follow.
+struct WinGroupEvent {
+  std::uint64_t win;
+  std::uint32_t count;
+  std::uint32_t reserved;
+};
+
+enum class RmaKind : std::uint8_t {
+  Put = 0, Get = 1, Accumulate = 2, GetAccumulate = 3, FetchAndOp = 4, CompareAndSwap = 5,
+};
+
+// One data access of one-sided communication: not clocked, recorded for the
+// race analysis.
+struct RmaAccessEvent {
+  std::uint64_t win;
+  std::uint64_t origin_addr;   // the origin buffer
+  std::uint64_t origin_bytes;  // its extent (count × type extent)
+  std::int64_t target_disp;    // in the target's displacement units
+  std::uint64_t target_bytes;  // count × target type size
+  std::uint64_t request;       // request-based forms; 0 otherwise
+  std::int32_t target_rank;    // in the window's group; the translator maps it
+  std::uint32_t target_extent; // the target datatype's extent
+  RmaKind kind;
+  std::uint8_t reserved[7];
+};
+
 struct CommFreeEvent {  // MPI_Comm_free, MPI_Comm_disconnect
   std::uint64_t comm;
 };
@@ -425,6 +504,10 @@ static_assert(sizeof(MrecvEvent) == 24);
 static_assert(sizeof(AbortEvent) == 16);
 static_assert(sizeof(CommCreateEvent) == 48);
 static_assert(sizeof(CommFreeEvent) == 8);
+static_assert(sizeof(WinCreateEvent) == 16);
+static_assert(sizeof(WinEvent) == 16);
+static_assert(sizeof(WinGroupEvent) == 16);
+static_assert(sizeof(RmaAccessEvent) == 64);
 static_assert(std::is_trivially_copyable_v<CommCreateEvent>);
 
 }  // namespace vcx::mpi

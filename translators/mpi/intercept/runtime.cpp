@@ -32,6 +32,33 @@ bool tool_alive(void* ctx) {
   return (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLIN)) == 0;
 }
 
+// A communicator of the interceptor's own, with one receive posted that
+// nothing ever matches: testing it runs MPI's whole progress engine while
+// the application waits for its tool, and touches nothing of the
+// application's.
+MPI_Comm g_progress_comm = MPI_COMM_NULL;
+MPI_Request g_progress_request = MPI_REQUEST_NULL;
+int g_progress_buffer = 0;
+
+void drive_progress(void*) {
+  if (g_progress_request == MPI_REQUEST_NULL) return;
+  int flag = 0;
+  PMPI_Test(&g_progress_request, &flag, MPI_STATUS_IGNORE);
+}
+
+void start_progress() {
+  PMPI_Comm_dup(MPI_COMM_SELF, &g_progress_comm);
+  PMPI_Irecv(&g_progress_buffer, 1, MPI_INT, 0, 0, g_progress_comm, &g_progress_request);
+}
+
+void stop_progress() {
+  if (g_progress_request != MPI_REQUEST_NULL) {
+    PMPI_Cancel(&g_progress_request);
+    PMPI_Wait(&g_progress_request, MPI_STATUS_IGNORE);
+  }
+  if (g_progress_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_progress_comm);
+}
+
 bool continue_on_failure() {
   const char* v = std::getenv("VCX_ON_TOOL_FAILURE");
   return v && std::strcmp(v, "continue") == 0;
@@ -99,6 +126,11 @@ void Runtime::start(int thread_level) {
   hooks.ctx = &attachment_.socket_fd;
   hooks.wake_consumer = &wake_tool;
   hooks.tool_alive = &tool_alive;
+  // Other ranks' operations (passive-target RMA, rendezvous transfers) may
+  // need this rank's MPI to progress before the tool can answer; without
+  // vcx the rank would be waiting inside MPI, progressing it.
+  start_progress();
+  hooks.progress = &drive_progress;
   channel::WaitPolicy policy;
   if (const char* s = std::getenv("VCX_SPIN_NS")) policy.spin_ns = std::strtoull(s, nullptr, 10);
   producer_ = channel::RingProducer(attachment_.control, hooks, policy);
@@ -122,6 +154,7 @@ void Runtime::stop() {
     producer_.commit();
   unlock();
   active_ = false;
+  stop_progress();
   // The socket stays open until the process exits: its end tells the tool
   // that this rank is gone, and the tool still reads the ring meanwhile.
 }
@@ -154,6 +187,24 @@ void* Runtime::begin(mpi::Call call, std::size_t payload, bool needs_reply) {
     return nullptr;
   }
   return p;
+}
+
+void* Runtime::begin_always_answered(mpi::Call call, std::size_t payload) {
+  if (!active_) return nullptr;
+  lock();
+  reply_wanted_ = true;
+  void* p = producer_.begin(Model::Mpi, static_cast<std::uint16_t>(call), kEventAlwaysReply,
+                            payload);
+  if (!p) {
+    unlock();
+    tool_failed("while the channel was full");
+  }
+  return p;
+}
+
+void Runtime::wait_always(std::uint64_t ticket) {
+  if (!active_ || ticket == 0) return;
+  if (producer_.wait_reply(ticket) != channel::WaitResult::Ok) tool_failed("while waiting for it");
 }
 
 std::uint64_t Runtime::commit() {

@@ -39,12 +39,17 @@ class Runtime {
   // Reserves an event of `payload` bytes; nullptr when inactive (or the tool
   // failed and the policy is to continue). Must be followed by commit().
   void* begin(mpi::Call call, std::size_t payload, bool needs_reply);
+  // An event the tool must answer even in no-stall mode (it decides an
+  // order the application then follows).
+  void* begin_always_answered(mpi::Call call, std::size_t payload);
   // Publishes the event; returns the ticket to wait() on: its sequence
   // number if it asked for a reply, else 0.
   std::uint64_t commit();
   // Waits for the tool's answer to the event with this ticket (no-op for 0
   // and in no-stall mode).
   void wait(std::uint64_t ticket);
+  // Waits even in no-stall mode (for begin_always_answered events).
+  void wait_always(std::uint64_t ticket);
 
   template <class T>
   std::uint64_t push(mpi::Call call, const T& payload, bool needs_reply) {
@@ -113,5 +118,6 @@ inline std::int32_t event_rank(int r) {
 inline std::int32_t event_tag(int t) { return t == MPI_ANY_TAG ? mpi::kTagAny : t; }
 inline std::uint64_t comm_handle(MPI_Comm c) { return static_cast<std::uint64_t>(c); }
 inline std::uint64_t request_handle(MPI_Request r) { return static_cast<std::uint64_t>(r); }
+inline std::uint64_t window_handle(MPI_Win w) { return static_cast<std::uint64_t>(w); }
 
 }  // namespace vcx::mpi_intercept

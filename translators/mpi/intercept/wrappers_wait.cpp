@@ -187,4 +187,13 @@ int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices
   return rc;
 }
 
+int MPI_Cancel(MPI_Request* request) {
+  Runtime& rt = runtime();
+  // Reported first: the translator holds back later receives on the queue
+  // of a receive whose cancellation may succeed.
+  if (rt.active() && *request != MPI_REQUEST_NULL)
+    rt.push(Call::Cancel, vcx::mpi::RequestEvent{request_handle(*request)}, false);
+  return PMPI_Cancel(request);
+}
+
 }  // extern "C"

@@ -48,7 +48,7 @@ void MpiTranslator::translate(const EventHeader& ev, ExchangeControl& ctl, CallP
     case Family::RequestFree: on_request_free(p.as<RequestEvent>(), ctl); break;
     case Family::Mprobe: on_mprobe(p.as<MprobeEvent>(), ctl, out); break;
     case Family::Mrecv: on_mrecv(call, p.as<MrecvEvent>(), ctl, out); break;
-    case Family::Cancel: break;  // the outcome arrives with the completion
+    case Family::Cancel: on_cancel(p.as<RequestEvent>(), ctl); break;
     case Family::Completion: on_completion(p.data(), p.size(), ctl, out); break;
     case Family::Sendrecv: on_sendrecv(p.as<SendrecvEvent>(), ctl, out); break;
     case Family::Isendrecv: on_isendrecv(p.as<IsendrecvEvent>(), ctl, out); break;
@@ -57,6 +57,18 @@ void MpiTranslator::translate(const EventHeader& ev, ExchangeControl& ctl, CallP
     case Family::Pcollective: on_pcollective(call, p.as<CollectiveEvent>()); break;
     case Family::CommCreate: on_comm_create(call, p.data(), p.size(), ctl); break;
     case Family::CommFree: on_comm_free(p.as<CommFreeEvent>()); break;
+    case Family::WinCreate: on_win_create(p.as<WinCreateEvent>(), ctl); break;
+    case Family::WinPost:
+    case Family::WinStart: on_win_group(kCallFamily[ev.type], p.data(), p.size(), ctl, out); break;
+    case Family::WinFree:
+    case Family::WinFence:
+    case Family::WinComplete:
+    case Family::WinWait:
+    case Family::WinLock:
+    case Family::WinUnlock:
+    case Family::WinLockAll:
+    case Family::WinUnlockAll: on_win(kCallFamily[ev.type], p.as<WinEvent>(), ctl, out); break;
+    case Family::RmaAccess: break;  // not clocked; recorded for the race analysis
   }
 }
 

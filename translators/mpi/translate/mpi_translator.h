@@ -61,6 +61,7 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
     // The completion's status cannot be trusted to name the match (MPICH
     // 4.0.2 leaves an MPI_Isendrecv request's status empty).
     bool status_unreliable = false;
+    bool cancel_requested = false;  // MPI_Cancel was called on it
     Call call = Call::Count;
     std::int32_t peer = 0;  // destination or source (communicator rank)
     std::int32_t tag = 0;
@@ -76,6 +77,8 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   void on_start(const std::uint8_t* payload, std::size_t size, ExchangeControl& ctl,
                 CallProgram& out);
   void on_request_free(const RequestEvent& e, ExchangeControl& ctl);
+  void on_cancel(const RequestEvent& e, ExchangeControl& ctl);
+  void warn_cancelled_send();
   void on_mprobe(const MprobeEvent& e, ExchangeControl& ctl, CallProgram& out);
   void on_mrecv(Call call, const MrecvEvent& e, ExchangeControl& ctl, CallProgram& out);
   void on_completion(const std::uint8_t* payload, std::size_t size, ExchangeControl& ctl,
@@ -108,6 +111,22 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
                         ExchangeControl& ctl, CallProgram& out, Request& req);
   void complete_collective(Request& r, CallProgram& out);
 
+  // ---- one-sided communication (rma.cpp) ----
+  struct WinData {
+    GroupId id{};
+    std::vector<Rank> members;          // the window's group, in rank order
+    std::uint64_t collectives = 0;      // fences and the free
+    std::vector<Rank> access;           // targets of the open access epoch (start)
+    std::vector<Rank> exposure;         // origins of the open exposure epoch (post)
+    std::unordered_map<std::uint32_t, bool> held;  // locks held: target → shared
+  };
+  using WinPtr = std::shared_ptr<WinData>;
+  void on_win_create(const WinCreateEvent& e, ExchangeControl& ctl);
+  void on_win(Family f, const WinEvent& e, ExchangeControl& ctl, CallProgram& out);
+  void on_win_group(Family f, const std::uint8_t* payload, std::size_t size, ExchangeControl& ctl,
+                    CallProgram& out);
+  WinData& win(std::uint64_t handle);
+
   // ---- communicators (communicators.cpp) ----
   void on_init(const InitEvent& e, ExchangeControl& ctl);
   void on_comm_create(Call call, const std::uint8_t* payload, std::size_t size,
@@ -127,6 +146,7 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   std::unordered_map<std::uint64_t, CommPtr> comms_;
   std::unordered_map<GroupId, std::weak_ptr<CommData>> by_id_;
   std::unordered_map<std::uint64_t, Request> requests_;
+  std::unordered_map<std::uint64_t, WinPtr> windows_;
   // Matched probes: the message handle → its receive and communicator.
   std::unordered_map<std::uint64_t, std::pair<ReceiveToken, CommPtr>> messages_;
   // Constructors collective over a group or a pair of groups, by key.
@@ -134,6 +154,7 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   std::size_t unbound_ = 0;  // posted receives not yet bound, over all communicators
   bool pending_registered_ = false;
   bool warned_isendrecv_wildcard_ = false;
+  bool warned_cancelled_send_ = false;
 };
 
 }  // namespace vcx::mpi

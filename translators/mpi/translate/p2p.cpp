@@ -132,6 +132,16 @@ void MpiTranslator::on_start(const std::uint8_t* payload, std::size_t size, Exch
   }
 }
 
+void MpiTranslator::on_cancel(const RequestEvent& e, ExchangeControl& ctl) {
+  // The outcome comes with the completion; until then a receive may have
+  // matched nothing, and receives after it on its queue must not merge.
+  auto it = requests_.find(e.request);
+  if (it == requests_.end()) return;
+  Request& r = it->second;
+  r.cancel_requested = true;
+  if (r.kind == ReqKind::Receive && r.receive) ctl.hold_receive(r.receive);
+}
+
 void MpiTranslator::on_request_free(const RequestEvent& e, ExchangeControl& ctl) {
   // An active request completes without being reported; what it waited for
   // is never merged, as MPI gives the program no completion either.
@@ -303,11 +313,18 @@ void MpiTranslator::on_completion(const std::uint8_t* payload, std::size_t size,
           ctl.drop_receive(r.receive);
           break;
         }
+        if (r.cancel_requested) ctl.release_hold(r.receive);  // the cancel failed
+        r.cancel_requested = false;
         resolve_receive(r.comm, r.receive, c.source, c.tag, ctl);
         out.mark_clocked();
         out.push(token_op(OpKind::Wait, r.receive));
         break;
       case ReqKind::SyncSend:
+        if (c.cancelled) {
+          warn_cancelled_send();
+          ctl.discard_answer(r.send);
+          break;
+        }
         out.mark_clocked();
         out.push(wait_ack_op(r.send));
         break;
@@ -315,10 +332,21 @@ void MpiTranslator::on_completion(const std::uint8_t* payload, std::size_t size,
         complete_collective(r, out);
         break;
       case ReqKind::Send:
+        if (c.cancelled) warn_cancelled_send();
+        break;
       case ReqKind::Nothing:
         break;
     }
   }
+}
+
+void MpiTranslator::warn_cancelled_send() {
+  if (warned_cancelled_send_) return;
+  warned_cancelled_send_ = true;
+  spdlog::warn(
+      "rank {}: a send was cancelled; vcx does not renumber its queue, so receives on it "
+      "after this one may merge the wrong send's clock (MPICH never cancels sends)",
+      self_.value);
 }
 
 void MpiTranslator::on_sendrecv(const SendrecvEvent& e, ExchangeControl& ctl, CallProgram& out) {

@@ -13,6 +13,10 @@ namespace vcx::channel {
 struct WaitPolicy {
   std::uint64_t spin_ns = 2'000;
   std::uint64_t liveness_check_ns = 200'000'000;
+  // With a progress hook: sleep at most this long between progress calls,
+  // starting at the minimum and doubling while nothing happens.
+  std::uint64_t progress_min_ns = 10'000;
+  std::uint64_t progress_max_ns = 1'000'000;
 };
 
 // Callbacks the producer needs from its owner (the interceptor).
@@ -22,6 +26,10 @@ struct ProducerHooks {
   void (*wake_consumer)(void* ctx) = nullptr;
   // False once the tool is gone; waiting stops then.
   bool (*tool_alive)(void* ctx) = nullptr;
+  // Called repeatedly while the application waits for a reply: the
+  // programming model's progress (other processes may need this one's
+  // library to make progress before the tool can answer).
+  void (*progress)(void* ctx) = nullptr;
 };
 
 enum class WaitResult { Ok, ToolGone };
@@ -72,7 +80,9 @@ class RingConsumer {
   void pop() noexcept;
 
   // Announces that the consumer is about to sleep. Returns false (and cancels
-  // the announcement) if a record arrived meanwhile: do not sleep then.
+  // the announcement) if a record arrived meanwhile: do not sleep then. Also
+  // returns true when a record arrived but its producer already sent the
+  // wake-up: the sleep then ends at once and no wake-up is left over.
   bool prepare_sleep() noexcept;
   void end_sleep() noexcept;
 
