@@ -1,5 +1,7 @@
 #include "vcx/tcp_transport.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cstring>
 
 namespace vcx {
@@ -248,6 +250,7 @@ void TcpTransport::parse(const std::shared_ptr<Incoming>& in) {
     std::memcpy(&h, in->buf.data(), sizeof h);
     if (h.magic != kHelloMagic || h.src >= size_ || !token_equal(h.token, token_.data())) {
       ++stats_.refused_connections;
+      spdlog::warn("refused a peer connection without this session's token");
       error_code ignored;
       in->socket.close(ignored);
       return;
@@ -265,6 +268,7 @@ void TcpTransport::parse(const std::shared_ptr<Incoming>& in) {
       break;
     }
     ++stats_.messages_received;
+    stats_.bytes_received += len;
     deliver(in->src, ch, std::span<const std::uint8_t>(in->buf.data() + off + kFrameHeader, len));
     off += kFrameHeader + len;
   }

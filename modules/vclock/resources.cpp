@@ -7,6 +7,13 @@
 // Because the acquirer's application calls MPI only after the grant and
 // hands the lock back only after MPI's release, MPI's order is the one the
 // deposition decided, whatever the timing of tool messages.
+//
+// Annotated resources (vcx_annotate_resource_*) use the same state: a
+// deposit is an exclusive acquisition that merges nothing followed by a
+// release that adds its clock to the exclusive one (kResourceDeposit); a
+// fetch is a shared acquisition that holds nothing (kResourceFetch). The
+// application returns from a deposit only once it was granted, so a fetch
+// that follows it in real time finds it in or in progress, and waits for it.
 #include <algorithm>
 #include <cstring>
 
@@ -17,11 +24,11 @@
 namespace vcx::vclock {
 
 bool VclockEngine::exec_acquire(const Op& op) {
-  const bool shared = (op.flags & kResourceShared) != 0;
   if (head_acquire_ == 0) {
     head_acquire_ = ++acquisitions_;
-    send_p2p(op.peer, MsgType::Acquire, shared ? kResourceShared : 0, op.queue, head_acquire_,
-             nullptr);
+    send_p2p(op.peer, MsgType::Acquire,
+             op.flags & (kResourceShared | kResourceDeposit | kResourceFetch), op.queue,
+             head_acquire_, nullptr);
   }
   auto it = grants_.find(AckKey{PeerQueue{op.peer, op.queue}, head_acquire_});
   if (it == grants_.end()) {
@@ -47,8 +54,8 @@ bool VclockEngine::exec_acquire(const Op& op) {
 }
 
 void VclockEngine::exec_release(const Op& op) {
-  send_p2p(op.peer, MsgType::Release, op.flags & kResourceShared, op.queue, 0,
-           clock_.view().data());
+  send_p2p(op.peer, MsgType::Release, op.flags & (kResourceShared | kResourceDeposit), op.queue,
+           0, clock_.view().data());
   peers_.push_back(op.peer);
 }
 
@@ -63,18 +70,25 @@ void VclockEngine::on_acquire(Rank src, const P2PHeader& h) {
   const bool free_now = shared ? !l.exclusive_held
                                : !l.exclusive_held && l.shared_holders == 0 && l.waiting.empty();
   if (free_now) {
-    grant(src, h.queue_a, h.seq, shared, l);
+    grant(src, h.queue_a, h.seq, h.flags, l);
   } else {
-    l.waiting.push_back(LockState::Request{src, h.seq, shared});
+    l.waiting.push_back(LockState::Request{src, h.seq, shared, h.flags});
   }
 }
 
-void VclockEngine::grant(Rank to, std::uint64_t resource, std::uint64_t number, bool shared,
-                         LockState& l) {
+void VclockEngine::grant(Rank to, std::uint64_t resource, std::uint64_t number,
+                         std::uint16_t flags, LockState& l) {
+  const bool shared = (flags & kResourceShared) != 0;
   ClockValue* c = zeroed_clock();
-  if (l.exclusive_release) clock_merge(pool_.view(c), pool_.view(l.exclusive_release));
-  if (!shared && l.shared_releases) clock_merge(pool_.view(c), pool_.view(l.shared_releases));
-  if (shared) {
+  // A deposit learns nothing from earlier deposits: they are not ordered
+  // before it.
+  if (!(flags & kResourceDeposit)) {
+    if (l.exclusive_release) clock_merge(pool_.view(c), pool_.view(l.exclusive_release));
+    if (!shared && l.shared_releases) clock_merge(pool_.view(c), pool_.view(l.shared_releases));
+  }
+  if (flags & kResourceFetch) {
+    // Holds nothing: no release follows.
+  } else if (shared) {
     ++l.shared_holders;
   } else {
     l.exclusive_held = true;
@@ -90,7 +104,7 @@ void VclockEngine::grant_waiting(std::uint64_t resource, LockState& l) {
   if (l.shared_holders == 0) {
     const LockState::Request r = l.waiting.front();
     l.waiting.pop_front();
-    grant(r.requester, resource, r.number, r.shared, l);
+    grant(r.requester, resource, r.number, r.flags, l);
     if (!r.shared) return;
   }
   // After an exclusive release, every shared request that waited behind it.
@@ -99,7 +113,7 @@ void VclockEngine::grant_waiting(std::uint64_t resource, LockState& l) {
       ++it;
       continue;
     }
-    grant(it->requester, resource, it->number, true, l);
+    grant(it->requester, resource, it->number, it->flags, l);
     it = l.waiting.erase(it);
   }
 }
@@ -118,12 +132,22 @@ void VclockEngine::on_release(Rank src, const P2PHeader& h, ClockSpan clock) {
   } else {
     if (!l.exclusive_held) host_.fatal("vclock: an exclusive release without a holder");
     l.exclusive_held = false;
-    // The holder merged every earlier release when it was granted, so its
-    // release clock stands for all of them.
-    pool_.release(l.exclusive_release);
-    l.exclusive_release = released;
-    pool_.release(l.shared_releases);
-    l.shared_releases = nullptr;
+    if (h.flags & kResourceDeposit) {
+      // Deposits are not ordered among themselves: keep them all (maximum).
+      if (l.exclusive_release) {
+        clock_merge(pool_.view(l.exclusive_release), clock);
+        pool_.release(released);
+      } else {
+        l.exclusive_release = released;
+      }
+    } else {
+      // The holder merged every earlier release when it was granted, so its
+      // release clock stands for all of them.
+      pool_.release(l.exclusive_release);
+      l.exclusive_release = released;
+      pool_.release(l.shared_releases);
+      l.shared_releases = nullptr;
+    }
   }
   (void)src;
   grant_waiting(h.queue_a, l);

@@ -154,6 +154,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
       Rank requester;
       std::uint64_t number;
       bool shared;
+      std::uint16_t flags;  // the acquisition's ResourceFlags
     };
     std::deque<Request> waiting;
     bool retired = false;  // freed once its holders released it
@@ -181,7 +182,8 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   void grant_waiting(std::uint64_t resource, LockState& l);
   void retire_resource(std::uint64_t resource);
   void free_lock(LockState& l);
-  void grant(Rank to, std::uint64_t resource, std::uint64_t number, bool shared, LockState& l);
+  void grant(Rank to, std::uint64_t resource, std::uint64_t number, std::uint16_t flags,
+             LockState& l);
   void finish_program(const QueuedProgram& p);
 
   // Messages.

@@ -11,11 +11,15 @@ mv "$work/first" "$work/moved"
 p="$work/moved"
 for f in bin/vcx-run bin/vcx-trace bin/vcx-toolproc lib/libvcxcore.so \
          lib/vcx/libvcx-mpi-intercept.so lib/vcx/vcx-engine-vclock.so \
-         lib/vcx/vcx-translator-mpi.so lib/vcx/vcx-module-trace.so; do
+         lib/vcx/vcx-translator-mpi.so lib/vcx/vcx-module-trace.so \
+         share/vcx/config/split-node.ini share/vcx/config/shared-node.ini \
+         share/vcx/config/template.ini include/vcx/annotate.h; do
   [ -e "$p/$f" ] || { echo "missing from the installation: $f" >&2; exit 1; }
 done
 
-"$p/bin/vcx-run" -n 2 --trace "$work/trace" -- "$build/examples/vcx-example-ring" >"$work/out"
+# The shared placement comes from the moved tree's share/vcx/config.
+"$p/bin/vcx-run" -n 2 --placement shared --trace "$work/trace" -- \
+  "$build/examples/vcx-example-ring" >"$work/out"
 grep -q "checksum" "$work/out" || { echo "the example printed nothing" >&2; cat "$work/out" >&2; exit 1; }
 "$p/bin/vcx-trace" export "$work/trace" >"$work/trace.jsonl"
 grep -q '"rank":1,.*"call":"MPI_Allreduce"' "$work/trace.jsonl" ||

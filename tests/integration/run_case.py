@@ -2,14 +2,18 @@
 """One integration case: a test program natively and under vcx-run.
 
   run_case.py --vcx-run PATH --vcx-trace PATH --mpiexec PATH --program PATH -n N
-              [--no-stall] [--timeout S] [--keep] [-- program args]
+              [--no-stall] [--transport tcp|mpi] [--channel shm|tcp] [--vcx-arg ARG]...
+              [--expect-stderr TEXT] [--timeout S] [--keep]
+              [-- program args]
   run_case.py --self-check-only --mpiexec PATH --program PATH -n N [...]
 
 Steps (each under --timeout; on timeout the whole process tree is killed):
   1. native run: mpiexec -n N program, ground truth logged to a temp dir;
      the oracle must evaluate that ground truth without errors;
   2. tool run: vcx-run -n N --trace DIR [--no-stall] -- program, ground truth
-     logged to another temp dir;
+     logged to another temp dir; with --transport (--channel), vcx-run gets
+     it too and every tool's statistics must name that transport (channel);
+     with --expect-stderr its stderr must contain TEXT;
   3. transparency: same exit code and same sorted stdout lines;
   4. vcx-trace export DIR > trace.jsonl, then the oracle compares the tool's
      clocks with those computed from the tool run's ground truth.
@@ -191,6 +195,16 @@ def run_case(args, work) -> None:
     cmd = [args.vcx_run, "-n", n, "--trace", trace_dir]
     if args.no_stall:
         cmd.append("--no-stall")
+    cmd += args.vcx_arg
+    expected = {}
+    if args.transport:
+        cmd += ["--transport", args.transport]
+        expected["transport"] = args.transport
+    if args.channel:
+        cmd += ["--channel", args.channel]
+        expected["channel"] = args.channel
+    if expected:
+        cmd.append("--keep-session")
     failures = []
     try:
         tool = run_step("tool", cmd + ["--"] + prog, work, args.timeout,
@@ -199,6 +213,17 @@ def run_case(args, work) -> None:
         # Keep going: the partial trace against the oracle shows where it hung.
         failures.append(str(e))
         tool = None
+
+    if tool is not None and args.expect_stderr:
+        with open(tool.stderr_path, encoding="utf-8", errors="replace") as f:
+            if args.expect_stderr not in f.read():
+                failures.append(f"vcx-run's stderr lacks {args.expect_stderr!r}\n"
+                                + tool.describe())
+
+    if tool is not None and expected:
+        problem = check_stats(tool, args.n, expected)
+        if problem:
+            failures.append(problem + "\n" + tool.describe())
 
     if tool is not None:
         problems = []
@@ -245,6 +270,32 @@ def run_case(args, work) -> None:
     print(f"[run_case] {out.strip()}", flush=True)
 
 
+def check_stats(tool, n, expected) -> str:
+    """The kept session's statistics show that every tool used what
+    `expected` names ({"transport": ..., "channel": ...}); removes the
+    session directory. Returns a problem, or ""."""
+    with open(tool.stderr_path, encoding="utf-8", errors="replace") as f:
+        kept = [line.split("session directory kept: ", 1)[1].strip()
+                for line in f if "session directory kept: " in line]
+    if not kept:
+        return "vcx-run did not report the kept session directory"
+    session = kept[-1]
+    try:
+        for rank in range(n):
+            path = os.path.join(session, f"stats-{rank}.json")
+            try:
+                with open(path, encoding="utf-8") as f:
+                    stats = json.load(f)
+            except (OSError, ValueError) as e:
+                return f"no statistics of tool rank {rank}: {e}"
+            for key, want in expected.items():
+                if stats.get(key) != want:
+                    return f"tool rank {rank} used {key} {stats.get(key)!r}, not {want!r}"
+    finally:
+        shutil.rmtree(session, ignore_errors=True)
+    return ""
+
+
 def progress(gt_dir, trace_file, n) -> str:
     """How far each rank got, by its own log and by the trace: after a hang or
     a crash this points at the call where things stopped."""
@@ -281,6 +332,16 @@ def parse(argv):
     ap.add_argument("--program", required=True)
     ap.add_argument("-n", type=int, required=True)
     ap.add_argument("--no-stall", action="store_true", help="run vcx-run with --no-stall")
+    ap.add_argument("--transport", choices=["tcp", "mpi"],
+                    help="run vcx-run with --transport and check that the tools used it")
+    ap.add_argument("--channel", choices=["shm", "tcp"],
+                    help="run vcx-run with --channel and check that the tools used it")
+    ap.add_argument("--vcx-arg", action="append", default=[], metavar="ARG",
+                    help="a further vcx-run argument (repeat for several: --vcx-arg=--placement "
+                         "--vcx-arg=split)")
+    ap.add_argument("--expect-stderr", metavar="TEXT",
+                    help="the tool run's stderr must contain TEXT (e.g. the notice of a "
+                         "setting that must have reached the tools)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per step")
     ap.add_argument("--self-check-only", action="store_true",
                     help="native run and oracle self-check only")
@@ -301,7 +362,9 @@ def main(argv=None) -> int:
         run_case(args, work)
     except CaseFailure as e:
         print(f"[run_case] FAILED: {name} -n {args.n}"
-              f"{' --no-stall' if args.no_stall else ''}\n{e}", flush=True)
+              f"{' --no-stall' if args.no_stall else ''}"
+              f"{' --transport ' + args.transport if args.transport else ''}"
+              f"{' --channel ' + args.channel if args.channel else ''}\n{e}", flush=True)
         print(f"[run_case] kept {work} (native-gt/, tool-gt/, trace/, trace.jsonl, "
               f"*.stdout, *.stderr)", flush=True)
         return 1

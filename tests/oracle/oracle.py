@@ -61,6 +61,12 @@ rank, seq, call, clock). The rules are those of docs/clock-rules.md:
     every member's lock and MPI_Win_unlock_all their release, each clocked
     once. Lock calls are always clocked, releases deposit their post-tick
     clock.
+  * User annotations (vcx/annotate.h): a tick is clocked and merges
+    nothing; a process signal/wait pair is matched k-th with k-th per
+    (origin, destination, queue), like a message; a resource wait merges
+    the post-tick clock of every deposit on that resource (at that
+    deposition) whose ordinal is below the count the program logged, and a
+    deposit merges nothing.
 
 Evaluation is dependency driven: every call has a "tick" node (post-tick
 clock, what it deposits) and a "clock" node (recorded clock), each evaluated
@@ -114,6 +120,7 @@ class Call:
     # ("msg", id) | ("ack", id) | ("coll", key) | ("post", pair) | ("wcomplete", pair)
     # | ("lock", epoch); pair = (window, from, to, k): the k-th on that pair
     waits: List[tuple] = field(default_factory=list)
+    ticks: bool = False  # an annotated tick: clocked without signals or waits
     seq: Optional[int] = None  # index among the rank's clocked calls
     prev: Optional["Call"] = None  # previous clocked call of the rank
     tick: Optional[List[int]] = None
@@ -121,7 +128,7 @@ class Call:
 
     @property
     def clocked(self) -> bool:
-        return bool(self.signals or self.waits)
+        return bool(self.signals or self.waits or self.ticks)
 
     def where(self) -> str:
         s = f"rank {self.rank} gt line {self.line + 1} {self.name}"
@@ -205,6 +212,7 @@ class Result:
     collectives: Dict[tuple, Collective]  # (comm, k) or ("window", win, k)
     warnings: List[str]
     rma: "_Rma"
+    annot: "_Annot"
 
 
 # --------------------------------------------------------------------------
@@ -599,12 +607,91 @@ class _Rma:
                                       f"{m.label()}, which was never released")
 
 
+ANNOT_OPS = ("annot_tick", "annot_signal", "annot_wait", "annot_deposit", "annot_fetch")
+
+
+class _Annot:
+    """User annotations of all ranks: process queues and resources."""
+
+    def __init__(self, n: int, warnings: List[str]):
+        self.n = n
+        self.warnings = warnings
+        self.signals = defaultdict(list)  # (origin, dest, queue) -> signal calls
+        self.waits = defaultdict(list)  # (origin, dest, queue) -> wait calls
+        self.deposits: Dict[tuple, Dict[int, Call]] = defaultdict(dict)  # (res, dep) -> ordinal
+        self.fetches: List[Tuple[Call, tuple, int]] = []
+
+    def op(self, c: Call, op: dict, kind: str) -> None:
+        me = c.rank
+        if kind == "annot_tick":
+            c.ticks = True
+        elif kind in ("annot_signal", "annot_wait"):
+            peer_key = "dest" if kind == "annot_signal" else "origin"
+            peer, q = op.get(peer_key), op.get("queue")
+            _need(_is_rank(peer, self.n), c, f"{peer_key} {peer!r} out of range 0..{self.n - 1}")
+            _need(isinstance(q, str) and bool(q), c, f"queue {q!r}")
+            if kind == "annot_signal":
+                lst = self.signals[(me, peer, q)]
+                c.signals.append(("asignal", (me, peer, q, len(lst))))
+            else:
+                lst = self.waits[(peer, me, q)]
+                c.waits.append(("asignal", (peer, me, q, len(lst))))
+            lst.append(c)
+        else:
+            res, dep = op.get("resource"), op.get("deposition")
+            _need(isinstance(res, str) and bool(res), c, f"resource {res!r}")
+            _need(_is_rank(dep, self.n), c, f"deposition {dep!r} out of range 0..{self.n - 1}")
+            key = (res, dep)
+            if kind == "annot_deposit":
+                k = op.get("ordinal")
+                _need(_is_count(k), c, f"ordinal {k!r}")
+                if k in self.deposits[key]:
+                    raise OracleError(f"{c.where()}: deposit #{k} on resource {res!r} at rank "
+                                      f"{dep} logged twice (first at "
+                                      f"{self.deposits[key][k].where()})")
+                self.deposits[key][k] = c
+                c.signals.append(("deposit", key))
+            else:
+                seen = op.get("seen")
+                _need(_is_count(seen), c, f"seen {seen!r}")
+                self.fetches.append((c, key, seen))
+                c.waits.append(("fetch", (key, seen)))
+
+    def finish(self) -> None:
+        for key in sorted(set(self.signals) | set(self.waits)):
+            a, b = len(self.signals.get(key, ())), len(self.waits.get(key, ()))
+            o, d, q = key
+            if b > a:
+                raise OracleError(f"missing match: rank {d} waits {b} time(s) for rank {o} on "
+                                  f"annotated queue {q!r}, which signals {a} time(s)")
+            if a > b:
+                self.warnings.append(f"rank {o} signals rank {d} {a} time(s) on annotated "
+                                     f"queue {q!r}, which waits {b} time(s)")
+        for key, deps in self.deposits.items():
+            if sorted(deps) != list(range(len(deps))):
+                raise OracleError(f"resource {key[0]!r} at rank {key[1]}: deposit ordinals "
+                                  f"{sorted(deps)}, expected each of 0..{len(deps) - 1} once")
+        for c, key, seen in self.fetches:
+            have = len(self.deposits.get(key, {}))
+            if seen > have:
+                raise OracleError(f"{c.where()}: fetches {seen} deposit(s) on resource "
+                                  f"{key[0]!r} at rank {key[1]}, but only {have} exist")
+
+    def sources(self, w: tuple) -> List[Call]:
+        if w[0] == "asignal":
+            o, d, q, k = w[1]
+            return [self.signals[(o, d, q)][k]]
+        key, seen = w[1]
+        return [self.deposits[key][k] for k in range(seen)]
+
+
 def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
     calls: Dict[int, List[Call]] = {}
     messages: Dict[str, Message] = {}
     collectives: Dict[tuple, Collective] = {}
     warnings: List[str] = []
     rma = _Rma(n, collectives, warnings)
+    annot = _Annot(n, warnings)
     # Receives seen before their send is known are resolved at the end:
     # (msg, receiving call, posting or None for a blocking receive).
     receives: List[Tuple[str, Call, Optional[Posting]]] = []
@@ -737,6 +824,8 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                     active[req]["cancel"] = True
                 elif kind in RMA_OPS:
                     rma.op(c, op, kind)
+                elif kind in ANNOT_OPS:
+                    annot.op(c, op, kind)
                 elif kind == "init":
                     req, rtype = op.get("req"), op.get("type")
                     _need(isinstance(req, str) and req, c, f"init req {req!r}")
@@ -818,6 +907,7 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
             warnings.append(f"message {m.msg} from {m.sender.where()} was never received")
 
     rma.finish()
+    annot.finish()
     for co in collectives.values():
         _check_collective(co)
 
@@ -828,7 +918,7 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
             c.seq = i
         clocked[rank] = seq
     return Result(n=n, calls=calls, clocked=clocked, messages=messages,
-                  collectives=collectives, warnings=warnings, rma=rma)
+                  collectives=collectives, warnings=warnings, rma=rma, annot=annot)
 
 
 def _desc_text(desc: tuple) -> str:
@@ -898,6 +988,8 @@ def _sources(res: Result, c: Call) -> List[Tuple[Call, int]]:
             out.append((res.rma.completes[(win, o, t)][k], TICK))
         elif w[0] == "lock":
             out.extend((e.rel, TICK) for e in w[1].merges)
+        elif w[0] in ("asignal", "fetch"):
+            out.extend((s, TICK) for s in res.annot.sources(w))
         else:
             co = res.collectives[w[1]]
             out.extend((co.sig_call[s], TICK) for s in co.sources[c.rank])
@@ -1023,6 +1115,10 @@ def _explain(res: Result, c: Call) -> str:
             rels = ", ".join(f"release of the {m.label()}: rank {m.rel.rank} seq {m.rel.seq} "
                              f"tick {m.rel.tick}" for m in ep.merges)
             parts.append(f"{ep.label()}: {rels or 'first on its lock, nothing to merge'}")
+        elif w[0] in ("asignal", "fetch"):
+            srcs = ", ".join(f"rank {s.rank} seq {s.seq} tick {s.tick}"
+                             for s in res.annot.sources(w))
+            parts.append(f"annotation {w[0]} {w[1]}: {srcs or 'nothing to merge'}")
         else:
             co = res.collectives[w[1]]
             srcs = ", ".join(f"rank {s} seq {co.sig_call[s].seq} tick {co.sig_call[s].tick}"

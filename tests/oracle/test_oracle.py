@@ -825,6 +825,73 @@ class Locks(unittest.TestCase):
         self.assertTrue(any("never released" in w for w in res.warnings))
 
 
+class Annotations(unittest.TestCase):
+    """User annotations (vcx/annotate.h)."""
+
+    TICK = {"op": "annot_tick"}
+
+    @staticmethod
+    def sig(dest, queue):
+        return {"op": "annot_signal", "dest": dest, "queue": queue}
+
+    @staticmethod
+    def wait(origin, queue):
+        return {"op": "annot_wait", "origin": origin, "queue": queue}
+
+    @staticmethod
+    def deposit(res, dep, ordinal):
+        return {"op": "annot_deposit", "resource": res, "deposition": dep, "ordinal": ordinal}
+
+    @staticmethod
+    def fetch(res, dep, seen):
+        return {"op": "annot_fetch", "resource": res, "deposition": dep, "seen": seen}
+
+    def test_tick_and_fifo_queue(self):
+        # Rank 0 signals twice on "q" with a tick between; rank 1's waits
+        # take them in order. A signal on another queue stays apart.
+        gt = {0: [line("t", self.TICK),
+                  line("s", self.sig(1, "q")),
+                  line("t", self.TICK),
+                  line("s", self.sig(1, "q")),
+                  line("s", self.sig(1, "other"))],
+              1: [line("w", self.wait(0, "other")),
+                  line("w", self.wait(0, "q")),
+                  line("w", self.wait(0, "q"))]}
+        res = oracle.evaluate(gt)
+        self.assertEqual(clocks(res), {
+            0: [("t", [1, 0]), ("s", [2, 0]), ("t", [3, 0]), ("s", [4, 0]), ("s", [5, 0])],
+            1: [("w", [5, 1]), ("w", [5, 2]), ("w", [5, 3])]})
+        self.assertEqual(res.warnings, [])
+
+    def test_resource_fetch_merges_deposits_below_seen(self):
+        # Ranks 0 and 1 deposit on "r" at rank 2; rank 2 fetches after the
+        # first only, then after both; a deposit merges nothing.
+        gt = {0: [line("t", self.TICK), line("d", self.deposit("r", 2, 0))],
+              1: [line("d", self.deposit("r", 2, 1))],
+              2: [line("f", self.fetch("r", 2, 1)), line("f", self.fetch("r", 2, 2)),
+                  line("f", self.fetch("none", 2, 0))]}
+        res = oracle.evaluate(gt)
+        self.assertEqual(clocks(res), {
+            0: [("t", [1, 0, 0]), ("d", [2, 0, 0])],
+            1: [("d", [0, 1, 0])],
+            2: [("f", [2, 0, 1]), ("f", [2, 1, 2]), ("f", [2, 1, 3])]})
+
+    def test_wait_without_signal_is_a_missing_match(self):
+        gt = {0: [line("w", self.wait(1, "q"))], 1: []}
+        with self.assertRaisesRegex(oracle.OracleError, "missing match"):
+            oracle.evaluate(gt)
+
+    def test_fetch_of_more_deposits_than_exist(self):
+        gt = {0: [line("d", self.deposit("r", 0, 0)), line("f", self.fetch("r", 0, 2))]}
+        with self.assertRaisesRegex(oracle.OracleError, "only 1 exist"):
+            oracle.evaluate(gt)
+
+    def test_deposit_ordinals_must_be_dense(self):
+        gt = {0: [line("d", self.deposit("r", 0, 1))]}
+        with self.assertRaisesRegex(oracle.OracleError, "ordinals"):
+            oracle.evaluate(gt)
+
+
 class Mismatches(unittest.TestCase):
     def setUp(self):
         self.res = oracle.evaluate(DESIGN_EXAMPLE)

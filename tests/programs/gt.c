@@ -1118,3 +1118,50 @@ void gt_win_unlock_all(MPI_Win win) {
   append("}");
   gt_end();
 }
+
+/* ---- User annotations ---------------------------------------------------- */
+
+void gt_log_annot_tick(void) {
+  gt_begin("vcx_annotate_tick");
+  op_start("annot_tick");
+  append("}");
+  gt_end();
+}
+
+static void log_annot_queue(const char *call, const char *op, const char *peer_key, int peer,
+                            const char *queue) {
+  gt_begin(call);
+  op_start(op);
+  append(",\"%s\":%d,\"queue\":", peer_key, peer);
+  append_str(queue);
+  append("}");
+  gt_end();
+}
+
+void gt_log_annot_signal(int dest_world, const char *queue) {
+  log_annot_queue("vcx_annotate_process_signal", "annot_signal", "dest", dest_world, queue);
+}
+
+void gt_log_annot_wait(int origin_world, const char *queue) {
+  log_annot_queue("vcx_annotate_process_wait", "annot_wait", "origin", origin_world, queue);
+}
+
+static void log_annot_resource(const char *call, const char *op, const char *resource,
+                               int deposition, const char *count_key, int count) {
+  gt_begin(call);
+  op_start(op);
+  append(",\"resource\":");
+  append_str(resource);
+  append(",\"deposition\":%d,\"%s\":%d}", deposition, count_key, count);
+  gt_end();
+}
+
+void gt_log_annot_deposit(const char *resource, int deposition_world, int ordinal) {
+  log_annot_resource("vcx_annotate_resource_signal", "annot_deposit", resource,
+                     deposition_world, "ordinal", ordinal);
+}
+
+void gt_log_annot_fetch(const char *resource, int deposition_world, int seen) {
+  log_annot_resource("vcx_annotate_resource_wait", "annot_fetch", resource, deposition_world,
+                     "seen", seen);
+}

@@ -89,6 +89,22 @@
  *                  window rank i
  *   win_unlock_all {win}           releases them all
  *
+ * User annotations (vcx/annotate.h; call names "vcx_annotate_tick",
+ * "vcx_annotate_process_signal", ...). Queues and resources are named by
+ * strings that must be the same at every rank that uses them:
+ *
+ *   annot_tick     {}                          ticks; no exchange
+ *   annot_signal   {dest, queue}               signals dest on queue
+ *   annot_wait     {origin, queue}             waits for the next signal of
+ *                  origin on queue (FIFO: the k-th wait takes the k-th signal)
+ *   annot_deposit  {resource, deposition, ordinal}  deposits on the resource
+ *                  kept at rank deposition; ordinal numbers the deposits on
+ *                  that resource 0, 1, ... in an order the program knows
+ *   annot_fetch    {resource, deposition, seen}  merges the deposits with
+ *                  ordinal < seen: the program knows these happened before
+ *                  (e.g. it polled a flag they set) and that no other
+ *                  deposit happened before the fetch
+ *
  * The lock counters live in a slot per rank that gt_win_allocate adds
  * after the program's part of the window; gt_win_lock and friends update or
  * read it atomically (MPI_Fetch_and_op + MPI_Win_flush) right after MPI's
@@ -322,6 +338,16 @@ void gt_win_lock(int lock_type, int rank, int assert, MPI_Win win);
 void gt_win_unlock(int rank, MPI_Win win);
 void gt_win_lock_all(int assert, MPI_Win win);
 void gt_win_unlock_all(MPI_Win win);
+
+/* ---- User annotations ---------------------------------------------------- */
+
+/* One line per annotation, logged right after the vcx_annotate_* call;
+ * ranks are world ranks. */
+void gt_log_annot_tick(void);
+void gt_log_annot_signal(int dest_world, const char *queue);
+void gt_log_annot_wait(int origin_world, const char *queue);
+void gt_log_annot_deposit(const char *resource, int deposition_world, int ordinal);
+void gt_log_annot_fetch(const char *resource, int deposition_world, int seen);
 
 /* Abort the whole job with a message (test programs treat every MPI error
  * and every unexpected payload as fatal). */

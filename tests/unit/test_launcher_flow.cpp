@@ -131,6 +131,9 @@ class Fixture {
     fs::create_directories(dir.path + "/out");
     fs::create_directories(dir.path + "/tmp");
     fs::create_symlink(libc_path(), dir.path + "/plugins/" + kInterceptorName);
+    // Modules vcx-run checks for; the stand-in tool loads none.
+    for (const char* module : {"trace", "race"})
+      std::ofstream(dir.path + "/plugins/vcx-module-" + module + ".so");
     tool = dir.path + "/fake-toolproc";
     std::ofstream(tool) << kFakeTool;
     ::chmod(tool.c_str(), 0755);
@@ -333,7 +336,31 @@ TEST_CASE("launcher flow: a crashed rank is named", "[launcher][flow]") {
   const Result r = f.run({"-n", "2", "sh", "-c", "if [ $PMI_RANK = 1 ]; then kill -SEGV $$; fi"});
   INFO(r.err);
   CHECK(r.status.code != 0);
-  CHECK(contains(r.err, "vcx: application rank 1 crashed"));
+  CHECK(contains(r.err, "vcx: application rank 1 ended without notice ("));
+}
+
+TEST_CASE("launcher flow: how a rank ended is said", "[launcher][flow]") {
+  Fixture f;
+  f.env.set("FAKE_MODE", "crash-rank1");
+  // What the interceptor of a rank killed by SIGSEGV leaves.
+  const Result r = f.run({"-n", "2", "sh", "-c",
+                          "if [ $PMI_RANK = 1 ]; then echo signal 11 > $VCX_SESSION_DIR/ending-1; "
+                          "kill -SEGV $$; fi"});
+  INFO(r.err);
+  CHECK(r.status.code != 0);
+  CHECK(contains(r.err, "vcx: application rank 1 was killed by signal 11 (SIGSEGV)\n"));
+  CHECK_FALSE(contains(r.err, "ended without notice"));
+}
+
+TEST_CASE("launcher flow: an unknown module is a usage error", "[launcher][flow]") {
+  Fixture f;
+  const Result r = f.run({"-n", "2", "--modules", "trace,nosuch", "sh", "-c", kReportEnv});
+  CHECK(r.status.code == 64);
+  CHECK(lines_of(r.err).size() == 1);
+  CHECK(contains(r.err, "vcx: --modules: there is no module 'nosuch'"));
+  CHECK(contains(r.err, "available: race, trace"));
+  CHECK_FALSE(fs::exists(f.out() + "/args-0"));  // no tool started
+  CHECK_FALSE(fs::exists(f.out() + "/app-0"));
 }
 
 TEST_CASE("launcher flow: the tool job fails to start", "[launcher][flow]") {
@@ -355,7 +382,8 @@ TEST_CASE("launcher flow: the tool job never gets ready", "[launcher][flow]") {
   const Result r = f.run({"-n", "2", "sh", "-c", kReportEnv});
   INFO(r.err);
   CHECK(r.status.code == 70);
-  CHECK(contains(r.err, "vcx: the tool job was not ready after 0.5 s"));
+  CHECK(contains(r.err, "vcx: the tool job ("));
+  CHECK(contains(r.err, f.tool + ") was not ready after 0.5 s"));
   CHECK(contains(r.err, "VCX_START_TIMEOUT"));
   CHECK(r.elapsed < 20s);
   CHECK_FALSE(fs::exists(f.out() + "/app-0"));
@@ -374,8 +402,18 @@ TEST_CASE("launcher flow: the tool job fails while the application runs", "[laun
   INFO(r.err);
   CHECK(r.status.code == 70);  // the application succeeded, the tool did not
   CHECK(contains(r.err, "vcx: the tool job failed ("));
-  CHECK(contains(r.err, "waiting for the application job"));
+  CHECK(contains(r.err, "the application's interceptors abort it"));
   CHECK(r.elapsed >= 1400ms);  // the application was not cut short
+}
+
+TEST_CASE("launcher flow: asked to continue, a tool failure keeps the status", "[launcher][flow]") {
+  Fixture f;
+  f.env.set("FAKE_MODE", "fail-later");
+  const Result r = f.run({"-n", "2", "--on-tool-failure=continue", "sh", "-c", "sleep 1.5"});
+  INFO(r.err);
+  CHECK(r.status.code == 0);  // the application's
+  CHECK(contains(r.err, "vcx: the tool job failed ("));
+  CHECK(contains(r.err, "the application runs on unanalysed"));
 }
 
 TEST_CASE("launcher flow: a tool job that does not finish is stopped", "[launcher][flow]") {

@@ -118,30 +118,91 @@ TEST_CASE("launcher stats: reading a session directory", "[launcher]") {
   CHECK(has_rank_trouble(report));
 
   const auto lines = summary_lines(report, 5, std::string("/tr"));
-  REQUIRE(lines.size() == 5);
+  REQUIRE(lines.size() == 6);
   CHECK(lines[0] ==
         "3 of 5 ranks reported, 1234 events, 345 clocked calls, stall 1.2 ms total, "
         "backpressure 0.5 ms; trace in /tr");
-  CHECK(lines[1] == "application rank 1 crashed");
+  CHECK(lines[1] ==
+        "application rank 1 ended without notice (killed by a signal that cannot be caught, "
+        "such as SIGKILL, or by mpiexec after another rank failed)");
   CHECK(lines[2] == "application rank 2 never attached to its tool");
   CHECK(lines[3] == "no statistics from tool ranks 3, 4");
   CHECK(lines[4].find("stats-3.json") != std::string::npos);
+  CHECK(lines[5].rfind("stall per rank: 0: 0.0 ms, 1: ", 0) == 0);
 }
 
 TEST_CASE("launcher stats: summary of a clean run", "[launcher]") {
   StatsReport report;
-  for (int r = 0; r < 4; ++r) report.ranks.push_back({r, 100, 10, 300'000, 0, "finalized"});
+  for (int r = 0; r < 4; ++r)
+    report.ranks.push_back({r, 100, 10, 300'000, 0, "finalized", 2048u * (r + 1)});
   CHECK_FALSE(has_rank_trouble(report));
   CHECK(summary_lines(report, 4, std::nullopt) ==
-        std::vector<std::string>{"4 ranks, 400 events, 40 clocked calls, stall 1.2 ms total"});
+        std::vector<std::string>{"4 ranks, 400 events, 40 clocked calls, stall 1.2 ms total",
+                                 "stall per rank: 0: 0.3 ms, 1: 0.3 ms, 2: 0.3 ms, 3: 0.3 ms; "
+                                 "tool memory 8.0 MiB at most (rank 3), 20 MiB in all"});
+  // Beyond 8 ranks, the spread.
+  StatsReport many;
+  for (int r = 0; r < 9; ++r)
+    many.ranks.push_back({r, 1, 1, static_cast<std::uint64_t>((9 - r) * 1'000'000), 0,
+                          "finalized", 1024});
+  CHECK(summary_lines(many, 9, std::nullopt).back() ==
+        "stall per rank: min 1.0 ms (rank 8), median 5.0 ms, max 9.0 ms (rank 0); "
+        "tool memory 1.0 MiB at most (rank 0), 9.0 MiB in all");
 
   report.ranks[2].app = "crashed";
   report.ranks[3].app = "crashed";
-  CHECK(summary_lines(report, 4, std::nullopt).at(1) == "application ranks 2, 3 crashed");
+  CHECK(summary_lines(report, 4, std::nullopt).at(1).rfind(
+            "application ranks 2, 3 ended without notice (", 0) == 0);
 
   CHECK(summary_lines(StatsReport{}, 2, std::nullopt) ==
         std::vector<std::string>{"2 ranks, no statistics from the tool job"});
   CHECK(read_stats("/nonexistent-dir").ranks.empty());
+}
+
+TEST_CASE("launcher stats: how ranks ended", "[launcher]") {
+  CHECK(parse_ending("signal 11\n")->kind == "signal");
+  CHECK(parse_ending("exit 3")->code == 3);
+  CHECK(parse_ending("abort -1\n")->code == -1);
+  CHECK_FALSE(parse_ending(""));
+  CHECK_FALSE(parse_ending("exit"));
+  CHECK_FALSE(parse_ending("exit three"));
+  CHECK_FALSE(parse_ending("vanished 3"));
+
+  TempDir t;
+  for (int r = 0; r < 4; ++r)
+    t.file("stats-" + std::to_string(r) + ".json",
+           r == 3 ? R"({"app":"finalized"})" : R"({"app":"crashed"})");
+  t.file("ending-1", "signal 11\n");
+  t.file("ending-3", "signal 11\n");  // after MPI_Finalize: still said
+  t.file("ending-2", "exit 3\n");
+  t.file("ending-x", "exit 3\n");  // not a rank
+  t.file("ending-5", "nonsense\n");
+  const StatsReport report = read_stats(t.path);
+  REQUIRE(report.endings.size() == 3);
+  CHECK(report.endings.at(2).kind == "exit");
+  REQUIRE(report.problems.size() == 1);
+  CHECK(report.problems[0].find("ending-5") != std::string::npos);
+  CHECK(has_rank_trouble(report));
+  const auto lines = summary_lines(report, 4, std::nullopt);
+  REQUIRE(lines.size() == 6);
+  CHECK(lines[1] == "application ranks 1, 3 were killed by signal 11 (SIGSEGV)");
+  CHECK(lines[2] == "application rank 2 exited with status 3 without calling MPI_Finalize");
+  // Rank 0 said nothing: mpiexec took it down.
+  CHECK(lines[3] ==
+        "application rank 0 ended without notice (mpiexec kills the other ranks when one fails)");
+
+  StatsReport aborted;
+  aborted.endings[0] = Ending{"abort", 5};
+  CHECK(has_rank_trouble(aborted));
+  CHECK(summary_lines(aborted, 2, std::nullopt).at(1) ==
+        "application rank 0 called MPI_Abort with error code 5");
+  StatsReport by_vcx;
+  by_vcx.endings[0] = *parse_ending("tool-failed 70\n");
+  by_vcx.endings[1] = *parse_ending("tool-failed 70\n");
+  CHECK(summary_lines(by_vcx, 2, std::nullopt).at(1).rfind(
+            "application ranks 0, 1 were aborted by vcx with status 70 because the tool process "
+            "failed",
+            0) == 0);
 }
 
 TEST_CASE("launcher stats: durations", "[launcher]") {

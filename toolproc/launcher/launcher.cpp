@@ -1,5 +1,8 @@
 #include "launcher/launcher.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -8,6 +11,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 #include "launcher/process.h"
@@ -32,7 +38,34 @@ void write_line(int fd, const std::string& text) {
   }
 }
 
-void say(const std::string& text) { write_line(STDERR_FILENO, "vcx: " + text); }
+// Whether the progress line is on the terminal (it is cleared before any
+// other message).
+bool g_progress_shown = false;
+
+void clear_progress() {
+  if (!g_progress_shown) return;
+  const char clear[] = "\r\033[K";
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, clear, sizeof clear - 1);
+  g_progress_shown = false;
+}
+
+void say(const std::string& text) {
+  clear_progress();
+  write_line(STDERR_FILENO, "vcx: " + text);
+}
+
+std::string count_text(double v) {
+  char buf[32];
+  if (v >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.2f G ", v / 1e9);
+  else if (v >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.2f M ", v / 1e6);
+  else if (v >= 1e4)
+    std::snprintf(buf, sizeof buf, "%.1f k ", v / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f ", v);
+  return buf;
+}
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
@@ -60,6 +93,13 @@ std::string shell_quote(const std::vector<std::string>& words) {
     quoted.push_back(q + "'");
   }
   return join(quoted, " ");
+}
+
+std::string absolute_path(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[4096];
+  if (!::getcwd(cwd, sizeof cwd)) return path;
+  return std::string(cwd) + "/" + path;
 }
 
 std::string seconds_text(milliseconds ms) {
@@ -134,9 +174,14 @@ class Supervisor {
       const auto now = Clock::now();
       if (now >= deadline) {
         tool_failed_ = true;
-        say("the tool job was not ready after " + seconds_text(plan_.timeouts.start) + " (no " +
-            session_.path("ready") + "); stopping it. Set VCX_START_TIMEOUT to wait longer");
-        stop_tool();
+        // A tool job that never got ready holds nothing worth saving; SIGKILL
+        // also spares the user mpiexec's report of terminated ranks.
+        tool_.signal_group(SIGKILL);
+        tool_.wait();
+        say("the tool job (" + plan_.paths.mpiexec + " -n " +
+            std::to_string(plan_.options.nprocs) + " " + plan_.paths.toolproc +
+            ") was not ready after " + seconds_text(plan_.timeouts.start) +
+            "; stopped it. Set VCX_START_TIMEOUT to wait longer");
         return kExitToolFailure;
       }
       // Short naps: the cores are shared with the tools starting up.
@@ -158,7 +203,7 @@ class Supervisor {
     SpawnRequest req;
     req.argv = app_command(plan_, preload_value(plan_.paths.interceptor, env_.get("LD_PRELOAD")));
     req.file = req.argv[0];
-    req.env = app_environment(env_, session_.dir(), session_.token()).entries();
+    req.env = app_environment(env_, session_.dir(), session_.token(), plan_.options).entries();
     // mpiexec forwards stdin only from the terminal's foreground group.
     terminal_ = foreground_terminal();
     req.terminal_fd = terminal_;
@@ -197,7 +242,11 @@ class Supervisor {
         tool_done = true;
         tool_ended(app_done, tool_term_sent);
       }
-      if (app_done && tool_done) return;
+      if (app_done && tool_done) {
+        clear_progress();
+        return;
+      }
+      if (plan_.progress && !app_done) show_progress(now);
 
       if (app_done && !tool_done) {
         if (!tool_term_sent && now >= tool_stop_at) {
@@ -221,7 +270,7 @@ class Supervisor {
       }
 
       // Sleep until a signal (SIGCHLD included) or the nearest deadline; the
-      // cap only guards against a lost wake-up.
+      // cap only guards against a lost wake-up (and paces the progress line).
       auto next = now + milliseconds(250);
       if (app_done && !tool_done) {
         if (!tool_term_sent)
@@ -247,6 +296,44 @@ class Supervisor {
     }
   }
 
+  // The progress line: from the tools' progress-<rank> files, once a second
+  // after the first few, on stderr (a terminal: plan_.progress says so).
+  void show_progress(Clock::time_point now) {
+    if (progress_start_ == Clock::time_point{}) {
+      progress_start_ = now;
+      progress_next_ = now + std::chrono::seconds(3);
+    }
+    if (now < progress_next_) return;
+    progress_next_ = now + std::chrono::seconds(1);
+    std::uint64_t events = 0;
+    int finished = 0;
+    for (int r = 0; r < plan_.options.nprocs; ++r) {
+      std::ifstream in(session_.path("progress-" + std::to_string(r)));
+      unsigned long long n = 0;
+      std::string state;
+      if (in >> n >> state) {
+        events += n;
+        if (state == "finalized" || state == "crashed") ++finished;
+      }
+    }
+    const double secs = std::chrono::duration<double>(now - progress_start_).count();
+    const double rate =
+        progress_last_time_ > 0 ? static_cast<double>(events - progress_last_events_) /
+                                      (secs - progress_last_time_)
+                                : 0.0;
+    progress_last_events_ = events;
+    progress_last_time_ = secs;
+    char head[48];
+    std::snprintf(head, sizeof head, "\r\033[Kvcx: %.0f s, ", secs);
+    const std::string rate_part =
+        rate > 0 ? count_text(rate) + "events/s, " : std::string();
+    const std::string line = std::string(head) + count_text(static_cast<double>(events)) +
+                             "events, " + rate_part + std::to_string(finished) + " of " +
+                             std::to_string(plan_.options.nprocs) + " ranks finished";
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
+    g_progress_shown = true;
+  }
+
   // Ctrl-Z stopped the application job: stop with it so that the shell gets
   // its terminal back, and on `fg` (or `bg`) let the application go on.
   void suspend_with_app() {
@@ -262,9 +349,11 @@ class Supervisor {
     if (!app_done) {
       if (!status.success()) {
         tool_failed_ = true;
-        say("the tool job failed (" + status.describe() +
-            "); the application's interceptors notice it and abort the job or let it run "
-            "unanalysed; waiting for the application job");
+        say("the tool job failed (" + status.describe() + "); " +
+            (continue_on_tool_failure()
+                 ? "the application runs on unanalysed (--on-tool-failure=continue)"
+                 : "the application's interceptors abort it (--on-tool-failure=continue lets "
+                   "it run on unanalysed)"));
       } else if (plan_.options.verbose) {
         say("the tool job ended before the application job");
       }
@@ -279,7 +368,10 @@ class Supervisor {
   // Written under a temporary name and renamed, so it appears complete.
   void mark_app_exited(const ExitStatus& status) {
     const std::string tmp = session_.path(".app-exited.tmp");
-    if (FILE* f = std::fopen(tmp.c_str(), "w")) {
+    // Private like everything in the session (vcx-run keeps the user's umask
+    // for the application).
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (FILE* f = fd >= 0 ? ::fdopen(fd, "w") : nullptr) {
       std::fprintf(f, "%s %d\n", status.signaled ? "signal" : "exit", status.code);
       const bool ok = std::fclose(f) == 0;
       if (ok) std::rename(tmp.c_str(), session_.path("app-exited").c_str());
@@ -317,9 +409,12 @@ class Supervisor {
     // mpiexec sometimes reports success after a signal cut its ranks short;
     // an interrupted run must not look like a successful one.
     if (code == 0 && interrupted_ != 0) return 128 + interrupted_;
-    if (code == 0 && tool_failed_) code = kExitToolFailure;
+    // Asked to run on unanalysed, the user gets the application's status.
+    if (code == 0 && tool_failed_ && !continue_on_tool_failure()) code = kExitToolFailure;
     return code;
   }
+
+  bool continue_on_tool_failure() const { return plan_.options.on_tool_failure == "continue"; }
 
   int finish(int code) {
     // Tool processes that outlived their mpiexec would keep the session busy.
@@ -355,6 +450,9 @@ class Supervisor {
   Child app_;
   int terminal_ = -1;
   int interrupted_ = 0;
+  Clock::time_point progress_start_{}, progress_next_{};
+  std::uint64_t progress_last_events_ = 0;
+  double progress_last_time_ = 0;
   bool tool_failed_ = false;
 };
 
@@ -373,35 +471,113 @@ std::optional<std::string> read_timeouts(const Environment& env, Timeouts* out) 
   return std::nullopt;
 }
 
+namespace {
+
+// Hydra's own placement options, the same for both jobs so that tool rank i
+// lands on the node of application rank i.
+void add_hydra_layout(const Plan& plan, std::vector<std::string>& cmd) {
+  if (plan.options.hostfile) {
+    cmd.push_back("-f");
+    cmd.push_back(*plan.options.hostfile);
+  }
+  if (plan.options.ppn > 0) {
+    cmd.push_back("-ppn");
+    cmd.push_back(std::to_string(plan.options.ppn));
+  }
+}
+
+void append(std::vector<std::string>& cmd, const std::vector<std::string>& more) {
+  cmd.insert(cmd.end(), more.begin(), more.end());
+}
+
+}  // namespace
+
 std::vector<std::string> tool_command(const Plan& plan, const std::string& session_dir) {
-  std::vector<std::string> cmd{plan.paths.mpiexec,
-                               "-n",
-                               std::to_string(plan.options.nprocs),
-                               plan.paths.toolproc,
-                               "--session",
-                               session_dir,
-                               "--plugin-dir",
-                               plan.paths.plugin_dir,
-                               "--translators",
-                               "mpi",
-                               "--modules",
-                               join(module_list(plan.options), ",")};
+  // The tool job is always an MPICH job, whoever starts the application.
+  std::vector<std::string> cmd{plan.paths.mpiexec};
+  add_hydra_layout(plan, cmd);
+  cmd.push_back("-n");
+  cmd.push_back(std::to_string(plan.options.nprocs));
+  append(cmd, binding_args(LauncherKind::Hydra, plan.placement.tool_cores, plan.options.nprocs));
+  append(cmd, {plan.paths.toolproc, "--session", session_dir, "--plugin-dir",
+               plan.paths.plugin_dir, "--translators", "mpi", "--modules",
+               join(module_list(plan.options), ",")});
   if (plan.trace_dir) {
     cmd.push_back("--option");
     cmd.push_back("trace.dir=" + *plan.trace_dir);
   }
   if (plan.options.no_stall) cmd.push_back("--no-stall");
+  if (plan.progress) cmd.push_back("--progress");
+  if (plan.options.channel != "shm") append(cmd, {"--channel", plan.options.channel});
+  if (plan.options.transport != "tcp") append(cmd, {"--transport", plan.options.transport});
+  if (plan.spans_nodes) append(cmd, {"--bind", "0.0.0.0"});
   return cmd;
 }
 
 std::vector<std::string> app_command(const Plan& plan, const std::string& preload) {
-  // LD_PRELOAD goes to the ranks only (-genv): mpiexec and its proxies are
-  // not MPI programs and must not load the interceptor and MPI with it.
-  std::vector<std::string> cmd{
-      plan.paths.mpiexec, "-genv", "LD_PRELOAD", preload, "-n", std::to_string(plan.options.nprocs),
-      plan.program};
+  const std::string n = std::to_string(plan.options.nprocs);
+  std::vector<std::string> cmd;
+  switch (plan.launcher) {
+    case LauncherKind::Hydra:
+      // LD_PRELOAD goes to the ranks only (-genv): mpiexec and its proxies
+      // are not MPI programs and must not load the interceptor and MPI with it.
+      cmd.push_back(plan.paths.mpiexec);
+      add_hydra_layout(plan, cmd);
+      append(cmd, {"-genv", "LD_PRELOAD", preload, "-n", n});
+      append(cmd, binding_args(LauncherKind::Hydra, plan.placement.app_cores, plan.options.nprocs));
+      break;
+    case LauncherKind::Slurm:
+      // --export: the tasks get LD_PRELOAD, srun itself does not.
+      append(cmd, {plan.launcher_program, "-n", n});
+      if (plan.options.ppn > 0) cmd.push_back("--ntasks-per-node=" + std::to_string(plan.options.ppn));
+      append(cmd, binding_args(LauncherKind::Slurm, plan.placement.app_cores, plan.options.nprocs));
+      cmd.push_back("--export=ALL,LD_PRELOAD=" + preload);
+      break;
+    case LauncherKind::OpenMpi:
+      append(cmd, {plan.launcher_program, "-n", n, "-x", "LD_PRELOAD=" + preload});
+      append(cmd,
+             binding_args(LauncherKind::OpenMpi, plan.placement.app_cores, plan.options.nprocs));
+      break;
+  }
+  cmd.push_back(plan.program);
   cmd.insert(cmd.end(), plan.options.program_args.begin(), plan.options.program_args.end());
   return cmd;
+}
+
+HostList read_hostfile(const std::string& path) {
+  HostList out;
+  std::ifstream in(path);
+  if (!in) {
+    out.error = "cannot read the host file " + path + ": " + std::strerror(errno);
+    return out;
+  }
+  std::string line;
+  while (std::getline(in, line)) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    const auto b = line.find_first_not_of(" \t\r");
+    if (b == std::string::npos) continue;
+    const auto e = line.find_first_of(" \t\r:", b);
+    const std::string host = line.substr(b, e == std::string::npos ? std::string::npos : e - b);
+    if (std::find(out.hosts.begin(), out.hosts.end(), host) == out.hosts.end())
+      out.hosts.push_back(host);
+  }
+  if (out.hosts.empty()) out.error = "the host file " + path + " names no host";
+  return out;
+}
+
+bool spans_nodes(const LaunchOptions& options, const Environment& env, std::string* error) {
+  if (options.hostfile) {
+    const HostList hosts = read_hostfile(*options.hostfile);
+    if (!hosts.error.empty()) {
+      *error = hosts.error;
+      return false;
+    }
+    return hosts.hosts.size() > 1;
+  }
+  for (const char* var : {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}) {
+    if (auto v = env.get_nonempty(var)) return std::atoi(v->c_str()) > 1;
+  }
+  return false;
 }
 
 std::string preload_value(const std::string& interceptor,
@@ -418,8 +594,10 @@ Environment tool_environment(const Environment& base, const std::string& token) 
 }
 
 Environment app_environment(const Environment& base, const std::string& session_dir,
-                            const std::string& token) {
+                            const std::string& token, const LaunchOptions& options) {
   Environment env = base;
+  // The interceptor reads what to do when its tool fails from here.
+  env.set("VCX_ON_TOOL_FAILURE", options.on_tool_failure);
   env.set("VCX_SESSION_DIR", session_dir);
   env.set("VCX_SESSION_TOKEN", token);
   return env;
@@ -430,11 +608,41 @@ int run(const Plan& plan, const Environment& env) {
   return supervisor.run();
 }
 
+namespace {
+
+// The tools load modules by name from the plugin directory; a name without
+// a file there is a usage error, said once here rather than by every tool.
+// vclock is the exchange engine, a plugin of another kind.
+std::optional<std::string> check_modules(const LaunchOptions& options,
+                                         const std::string& plugin_dir) {
+  const std::string prefix = "vcx-module-", suffix = ".so";
+  for (const auto& name : module_list(options)) {
+    if (name == "vclock" || ::access((plugin_dir + "/" + prefix + name + suffix).c_str(), R_OK) == 0)
+      continue;
+    std::vector<std::string> available;
+    if (DIR* d = ::opendir(plugin_dir.c_str())) {
+      while (const dirent* e = ::readdir(d)) {
+        const std::string f = e->d_name;
+        if (f.size() > prefix.size() + suffix.size() && f.rfind(prefix, 0) == 0 &&
+            f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0)
+          available.push_back(f.substr(prefix.size(), f.size() - prefix.size() - suffix.size()));
+      }
+      ::closedir(d);
+    }
+    std::sort(available.begin(), available.end());
+    return "--modules: there is no module '" + name + "' (no " + plugin_dir + "/" + prefix +
+           name + suffix + "); available: " + (available.empty() ? "none" : join(available, ", "));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 int launcher_main(int argc, char** argv, char** envp) {
   const Environment env(envp);
   const std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
 
-  const ParseResult parsed = parse_command_line(args);
+  const ParseResult parsed = parse_command_line(args, env);
   if (parsed.options.help) {
     std::string text = usage_text();
     if (!text.empty() && text.back() == '\n') text.pop_back();
@@ -472,6 +680,63 @@ int launcher_main(int argc, char** argv, char** envp) {
     say(*err);
     return kExitToolFailure;
   }
+  if (auto err = check_modules(plan.options, plan.paths.plugin_dir)) {
+    say(*err);
+    return kExitUsage;
+  }
+
+  // Who starts the application: MPICH's hydra unless told otherwise (inside
+  // a Slurm allocation hydra starts its proxies through Slurm by itself).
+  plan.launcher = plan.options.launcher.value_or(LauncherKind::Hydra);
+  plan.launcher_program = plan.paths.mpiexec;
+  if (plan.launcher == LauncherKind::OpenMpi) {
+    say("--launcher openmpi starts OpenSHMEM programs, which this vcx does not intercept yet; "
+        "use hydra (MPICH's mpiexec) for MPI programs");
+    return kExitUsage;
+  }
+  if (plan.launcher == LauncherKind::Slurm) {
+    if (plan.options.hostfile) {
+      say("--hostfile is for hydra; with --launcher slurm the allocation decides the hosts");
+      return kExitUsage;
+    }
+    const ProgramLookup srun = resolve_program("srun", env.get("PATH"));
+    if (!srun.ok()) {
+      say("--launcher slurm: cannot use srun: " + srun.error + " (run inside a Slurm allocation)");
+      return kExitUsage;
+    }
+    plan.launcher_program = srun.path;
+  }
+  {
+    std::string err;
+    plan.spans_nodes = spans_nodes(plan.options, env, &err);
+    if (!err.empty()) {
+      say(err);
+      return kExitUsage;
+    }
+  }
+  {
+    const PlacementResult placement =
+        resolve_placement(plan.options.placement, plan.paths.config_dir, available_cpus());
+    if (!placement.ok()) {
+      say(placement.error);
+      return kExitUsage;
+    }
+    plan.placement = placement.placement;
+  }
+
+  // A progress line only for a person watching a terminal.
+  plan.progress = ::isatty(STDERR_FILENO) == 1 && !env.get_nonempty("VCX_NO_PROGRESS");
+  if (plan.options.dry_run) {
+    // The session directory is made only by a real run.
+    if (plan.options.trace_dir) plan.trace_dir = absolute_path(*plan.options.trace_dir);
+    const std::string session = "<session-dir>";
+    write_line(STDOUT_FILENO, "tool job: " + shell_quote(tool_command(plan, session)));
+    write_line(STDOUT_FILENO,
+               "application job: " +
+                   shell_quote(app_command(
+                       plan, preload_value(plan.paths.interceptor, env.get("LD_PRELOAD")))));
+    return 0;
+  }
 
   if (plan.options.trace_dir) {
     try {
@@ -481,7 +746,22 @@ int launcher_main(int argc, char** argv, char** envp) {
       return kExitUsage;
     }
   }
-  plan.session_parent = session_parent(env.get("TMPDIR"));
+  // The session directory is where application ranks find their tools: a
+  // run across nodes needs one every node sees. $TMPDIR is usually local to
+  // a node, $HOME usually shared.
+  if (auto parent = env.get_nonempty("VCX_SESSION_PARENT")) {
+    plan.session_parent = session_parent(parent);
+  } else if (plan.spans_nodes && env.get_nonempty("HOME")) {
+    const std::string dir = *env.get_nonempty("HOME") + "/.vcx";
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      say("cannot make " + dir + " for the session directory of a run across nodes: " +
+          std::strerror(errno) + " (set VCX_SESSION_PARENT to a directory all nodes see)");
+      return kExitUsage;
+    }
+    plan.session_parent = session_parent(dir);
+  } else {
+    plan.session_parent = session_parent(env.get("TMPDIR"));
+  }
 
   try {
     return run(plan, env);

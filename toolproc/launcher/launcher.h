@@ -10,6 +10,7 @@
 
 #include "launcher/options.h"
 #include "launcher/paths.h"
+#include "launcher/placement.h"
 
 namespace vcx::launcher {
 
@@ -32,7 +33,25 @@ struct Plan {
   std::string program;                   // as handed to mpiexec
   std::string session_parent;
   Timeouts timeouts;
+  Placement placement;
+  LauncherKind launcher = LauncherKind::Hydra;
+  std::string launcher_program;  // srun for Slurm; the mpiexec otherwise
+  bool spans_nodes = false;      // tools then listen on every address
+  bool progress = false;         // show a progress line (stderr is a terminal)
 };
+
+// The distinct hosts of a hydra host file ("host[:slots]" per line, '#'
+// comments); an error line when it cannot be read or names none.
+struct HostList {
+  std::vector<std::string> hosts;
+  std::string error;
+};
+HostList read_hostfile(const std::string& path);
+
+// Whether the run spans several nodes, and so needs tools reachable from
+// other hosts: a host file naming several hosts, or a Slurm allocation of
+// several nodes without one.
+bool spans_nodes(const LaunchOptions& options, const Environment& env, std::string* error);
 
 std::vector<std::string> tool_command(const Plan& plan, const std::string& session_dir);
 std::vector<std::string> app_command(const Plan& plan, const std::string& preload);
@@ -41,7 +60,7 @@ std::string preload_value(const std::string& interceptor,
                           const std::optional<std::string>& existing);
 Environment tool_environment(const Environment& base, const std::string& token);
 Environment app_environment(const Environment& base, const std::string& session_dir,
-                            const std::string& token);
+                            const std::string& token, const LaunchOptions& options = {});
 
 // Runs both jobs; returns vcx-run's exit code. Throws std::runtime_error
 // when the session cannot be set up.

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <sstream>
 
 namespace vcx::launcher {
@@ -14,13 +16,29 @@ namespace {
 
 constexpr int kMaxProcs = 1 << 20;
 
-po::options_description option_table() {
+// Settings: keys of the command line, of VCX_* variables and of --config
+// files alike.
+po::options_description settings_table() {
   po::options_description d("Options", 80, 40);
   // clang-format off
   d.add_options()
-    ("help,h", "print this help and exit")
     ("np,n", po::value<std::string>()->value_name("N"),
      "number of application ranks (required; -np N works too); the tool job gets as many")
+    ("hostfile,f", po::value<std::string>()->value_name("FILE"),
+     "hosts to run on (MPICH hydra format), for both jobs: tool rank i runs on the host of "
+     "application rank i")
+    ("ppn", po::value<std::string>()->value_name("N"), "ranks per node")
+    ("placement", po::value<std::string>()->value_name("P"),
+     "where tools run: 'split' gives them cores of their own on each node, apart from the "
+     "application's; 'shared' pins each tool to its application rank's core. Also 'none' (no "
+     "binding, the default) or a placement file (see config/template.ini)")
+    ("channel", po::value<std::string>()->value_name("shm|tcp"),
+     "application-to-tool channel: shared memory (default) or TCP (for a tool on another node)")
+    ("transport", po::value<std::string>()->value_name("tcp|mpi"),
+     "tool-to-tool transport: TCP (default) or the tool job's own MPI")
+    ("launcher", po::value<std::string>()->value_name("L"),
+     "what starts the application job: hydra (MPICH's mpiexec), slurm (srun) or openmpi "
+     "(oshrun); detected when not given")
     ("trace", po::value<std::string>()->value_name("DIR"),
      "record every clocked call with its vector clock in DIR (created if missing); "
      "read it with 'vcx-trace export DIR'")
@@ -28,10 +46,33 @@ po::options_description option_table() {
      "offline mode: never stall the application; the tools catch up and compute the same clocks")
     ("modules", po::value<std::vector<std::string>>()->composing()->value_name("a,b"),
      "further tool modules to load, comma-separated (e.g. race,matches); may be repeated")
+    ("on-tool-failure", po::value<std::string>()->value_name("abort|continue"),
+     "when a tool process fails: abort the application (default) or let it run on unanalysed")
     ("keep-session", po::bool_switch(),
      "keep the session directory (sockets, statistics) and print its path")
     ("verbose,v", po::bool_switch(), "print the commands started and a summary at the end");
   // clang-format on
+  return d;
+}
+
+// The command line has a few more.
+po::options_description option_table() {
+  po::options_description d = settings_table();
+  // clang-format off
+  d.add_options()
+    ("config", po::value<std::string>()->value_name("FILE"),
+     "read settings from FILE (keys as the long options; see config/template.ini)")
+    ("dry-run", po::bool_switch(), "print the two commands vcx-run would start, and exit")
+    ("help,h", "print this help and exit");
+  // clang-format on
+  return d;
+}
+
+// A config file may also hold the [placement] section of a placement file.
+po::options_description config_file_table() {
+  po::options_description d = settings_table();
+  d.add_options()("placement.app-cores", po::value<std::string>())(
+      "placement.tool-cores", po::value<std::string>());
   return d;
 }
 
@@ -64,7 +105,9 @@ Split split_arguments(const po::options_description& table, const std::vector<st
       break;
     }
     if (a.size() < 2 || a[0] != '-') break;
-    if (a == "-np" || a.rfind("-np=", 0) == 0) a = "-" + a;  // mpiexec's spelling
+    // mpiexec's spellings of long options with one dash.
+    if (a == "-np" || a.rfind("-np=", 0) == 0 || a == "-ppn" || a.rfind("-ppn=", 0) == 0)
+      a = "-" + a;
     if (a == "--help" || a == "-h") s.help = true;
     s.own.push_back(a);
     bool value_follows = false;
@@ -103,7 +146,88 @@ const char* const kSynopsis = "vcx-run -n N [options] [--] PROGRAM [ARGS...]";
 
 }  // namespace
 
-ParseResult parse_command_line(const std::vector<std::string>& args) {
+namespace {
+
+bool is_bool_key(const std::string& key) {
+  return key == "no-stall" || key == "keep-session" || key == "verbose";
+}
+
+// VCX_<NAME> variables naming a setting, as parsed options. Other VCX_*
+// variables (timeouts, paths, the session's own) are not settings.
+std::string environment_options(const po::options_description& table, const Environment& env,
+                                po::parsed_options* out) {
+  for (const std::string& entry : env.entries()) {
+    if (entry.rfind("VCX_", 0) != 0) continue;
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = entry.substr(4, eq - 4);
+    for (char& c : key) c = c == '_' ? '-' : static_cast<char>(std::tolower(c));
+    if (key == "config" || !table.find_nothrow(key, false)) continue;
+    std::string value = entry.substr(eq + 1);
+    if (is_bool_key(key)) {
+      std::string v = value;
+      for (char& c : v) c = static_cast<char>(std::tolower(c));
+      if (v == "1" || v == "true" || v == "yes" || v == "on") {
+        value = "true";
+      } else if (v.empty() || v == "0" || v == "false" || v == "no" || v == "off") {
+        continue;
+      } else {
+        return entry.substr(0, eq) + " must be 1 or 0, not '" + value + "'";
+      }
+    } else if (value.empty()) {
+      continue;  // set but empty: as if unset
+    }
+    po::option opt;
+    opt.string_key = key;
+    opt.value.push_back(value);
+    opt.original_tokens = {entry};
+    out->options.push_back(opt);
+  }
+  return {};
+}
+
+std::string one_of(const std::string& key, const std::string& value,
+                   std::initializer_list<const char*> allowed) {
+  std::string list;
+  for (const char* a : allowed) {
+    if (value == a) return {};
+    list += list.empty() ? "" : ", ";
+    list += a;
+  }
+  return "--" + key + " must be one of " + list + ", not '" + value + "'";
+}
+
+std::string whole_number(const std::string& key, const std::string& text, int max, int* out) {
+  char* end = nullptr;
+  errno = 0;
+  const long value = text.empty() ? 0 : std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || value < 1 || value > max)
+    return key + " needs a positive whole number, not '" + text + "'";
+  *out = static_cast<int>(value);
+  return {};
+}
+
+// A path from a config file is taken relative to the file's directory.
+std::string relative_to(const std::string& path, const std::optional<std::string>& config,
+                        bool from_config) {
+  if (!from_config || !config || path.empty() || path[0] == '/') return path;
+  const auto slash = config->rfind('/');
+  if (slash == std::string::npos) return path;
+  return config->substr(0, slash + 1) + path;
+}
+
+}  // namespace
+
+const char* launcher_name(LauncherKind k) {
+  switch (k) {
+    case LauncherKind::Hydra: return "hydra";
+    case LauncherKind::Slurm: return "slurm";
+    case LauncherKind::OpenMpi: return "openmpi";
+  }
+  return "?";
+}
+
+ParseResult parse_command_line(const std::vector<std::string>& args, const Environment& env) {
   ParseResult r;
   LaunchOptions& o = r.options;
   const po::options_description table = option_table();
@@ -117,11 +241,52 @@ ParseResult parse_command_line(const std::vector<std::string>& args) {
   try {
     const int style = po::command_line_style::unix_style & ~po::command_line_style::allow_guessing;
     po::store(po::command_line_parser(split.own).options(table).style(style).run(), vm);
+  } catch (const po::error& e) {
+    r.error = std::string(e.what()) + " (see 'vcx-run --help')";
+    return r;
+  }
+  // Which keys the config file set (after the command line and the
+  // environment, which win).
+  std::vector<std::string> from_config;
+  try {
+    const po::options_description settings = settings_table();
+    po::parsed_options env_opts(&settings);
+    if (std::string err = environment_options(settings, env, &env_opts); !err.empty()) {
+      r.error = err;
+      return r;
+    }
+    po::store(env_opts, vm);
+    if (vm.count("config")) {
+      o.config_file = vm["config"].as<std::string>();
+    } else if (auto c = env.get_nonempty("VCX_CONFIG")) {
+      o.config_file = *c;
+    }
+    if (o.config_file) {
+      std::ifstream in(*o.config_file);
+      if (!in) {
+        r.error = "cannot read the config file " + *o.config_file + ": " + std::strerror(errno);
+        return r;
+      }
+      const po::options_description file_table = config_file_table();
+      po::variables_map seen = vm;
+      try {
+        po::store(po::parse_config_file(in, file_table, false), vm);
+      } catch (const po::error& e) {
+        r.error = "config file " + *o.config_file + ": " + e.what();
+        return r;
+      }
+      for (const auto& [key, value] : vm)
+        if (!value.defaulted() && (!seen.count(key) || seen[key].defaulted()))
+          from_config.push_back(key);
+    }
     po::notify(vm);
   } catch (const po::error& e) {
     r.error = std::string(e.what()) + " (see 'vcx-run --help')";
     return r;
   }
+  auto set_by_config = [&](const char* key) {
+    return std::find(from_config.begin(), from_config.end(), key) != from_config.end();
+  };
 
   if (split.program_index < args.size()) {
     o.program = args[split.program_index];
@@ -131,6 +296,7 @@ ParseResult parse_command_line(const std::vector<std::string>& args) {
   o.no_stall = vm["no-stall"].as<bool>();
   o.keep_session = vm["keep-session"].as<bool>();
   o.verbose = vm["verbose"].as<bool>();
+  o.dry_run = vm.count("dry-run") && vm["dry-run"].as<bool>();
 
   if (!vm.count("np")) {
     const bool misplaced =
@@ -140,15 +306,65 @@ ParseResult parse_command_line(const std::vector<std::string>& args) {
               (misplaced ? " (vcx-run's options go before the program name)" : "");
     return r;
   }
-  const std::string n = vm["np"].as<std::string>();
-  char* end = nullptr;
-  errno = 0;
-  const long value = n.empty() ? 0 : std::strtol(n.c_str(), &end, 10);
-  if (n.empty() || *end != '\0' || errno != 0 || value < 1 || value > kMaxProcs) {
-    r.error = "-n needs a positive whole number of ranks, not '" + n + "'";
+  if (std::string err = whole_number("-n", vm["np"].as<std::string>(), kMaxProcs, &o.nprocs);
+      !err.empty()) {
+    r.error = "-n needs a positive whole number of ranks, not '" + vm["np"].as<std::string>() + "'";
     return r;
   }
-  o.nprocs = static_cast<int>(value);
+  if (vm.count("ppn")) {
+    if (std::string err = whole_number("-ppn", vm["ppn"].as<std::string>(), kMaxProcs, &o.ppn);
+        !err.empty()) {
+      r.error = err;
+      return r;
+    }
+  }
+  if (vm.count("hostfile")) {
+    o.hostfile =
+        relative_to(vm["hostfile"].as<std::string>(), o.config_file, set_by_config("hostfile"));
+    if (o.hostfile->empty()) {
+      r.error = "--hostfile needs a file name";
+      return r;
+    }
+  }
+  if (vm.count("placement")) {
+    o.placement = vm["placement"].as<std::string>();
+    if (o.placement.empty()) {
+      r.error = "--placement needs split, shared, none or a placement file";
+      return r;
+    }
+    if (o.placement != "split" && o.placement != "shared" && o.placement != "none")
+      o.placement = relative_to(o.placement, o.config_file, set_by_config("placement"));
+  } else if (o.config_file &&
+             (vm.count("placement.app-cores") || vm.count("placement.tool-cores"))) {
+    o.placement = *o.config_file;  // the config file is its own placement file
+  }
+  struct Choice {
+    const char* key;
+    std::string* field;
+    std::initializer_list<const char*> allowed;
+  };
+  const Choice choices[] = {{"channel", &o.channel, {"shm", "tcp"}},
+                            {"transport", &o.transport, {"tcp", "mpi"}},
+                            {"on-tool-failure", &o.on_tool_failure, {"abort", "continue"}}};
+  for (const Choice& c : choices) {
+    if (!vm.count(c.key)) continue;
+    const std::string v = vm[c.key].as<std::string>();
+    if (std::string err = one_of(c.key, v, c.allowed); !err.empty()) {
+      r.error = err;
+      return r;
+    }
+    *c.field = v;
+  }
+  if (vm.count("launcher")) {
+    const std::string v = vm["launcher"].as<std::string>();
+    if (std::string err = one_of("launcher", v, {"hydra", "slurm", "openmpi"}); !err.empty()) {
+      r.error = err;
+      return r;
+    }
+    o.launcher = v == "hydra" ? LauncherKind::Hydra
+                 : v == "slurm" ? LauncherKind::Slurm
+                                : LauncherKind::OpenMpi;
+  }
 
   if (vm.count("trace")) {
     o.trace_dir = vm["trace"].as<std::string>();
@@ -188,12 +404,24 @@ std::string usage_text() {
          "vector clocks. Everything from PROGRAM on belongs to the program; use -- when its\n"
          "name starts with '-'.\n\n"
       << option_table() << "\n"
+      << "Placement:\n"
+         "  With 'split' each node's cores are divided: application ranks run on the first\n"
+         "  half, their tools on the second, so tools never take a core from the application.\n"
+         "  With 'shared' tool rank i is pinned to the core of application rank i, for nodes\n"
+         "  without spare cores; the tools sleep whenever they have nothing to do.\n\n"
+         "Settings:\n"
+         "  Every option above except --config, --dry-run and --help may also be given as a\n"
+         "  variable VCX_<NAME> (VCX_PLACEMENT=split, VCX_NO_STALL=1) or as 'name = value' in\n"
+         "  the --config file (or VCX_CONFIG); the command line wins over the environment,\n"
+         "  which wins over the file.\n\n"
       << "Exit status:\n"
          "  the application's exit status, as mpiexec reports it; otherwise\n"
-         "  64     usage error: bad option, missing -n or PROGRAM, bad VCX_* value,\n"
-         "         --trace directory that cannot be made\n"
+         "  64     usage error: bad option, missing -n or PROGRAM, unknown module, bad\n"
+         "         VCX_* value, --trace directory that cannot be made\n"
          "  70     vcx failed: one of its files is missing, the tool job did not get ready,\n"
-         "         or it failed or had to be stopped while the application succeeded\n"
+         "         or it failed or had to be stopped while the application succeeded (not\n"
+         "         with --on-tool-failure=continue); also the interceptors' abort when\n"
+         "         their tools fail\n"
          "  127    PROGRAM not found or not executable (nothing was started)\n"
          "  128+S  the application job (mpiexec) was killed by signal S, or vcx-run got\n"
          "         signal S (SIGINT, SIGTERM, SIGHUP: passed on to both jobs) and the\n"

@@ -6,12 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "launcher/paths.h"
+
 namespace vcx::launcher {
 
 // Exit codes of vcx-run itself (otherwise it returns the application's).
 inline constexpr int kExitUsage = 64;        // bad command line or environment setting
 inline constexpr int kExitToolFailure = 70;  // vcx could not do its part
 inline constexpr int kExitNotFound = 127;    // the program cannot be run
+
+// Who starts the application job.
+enum class LauncherKind { Hydra, Slurm, OpenMpi };
 
 struct LaunchOptions {
   int nprocs = 0;
@@ -20,7 +25,16 @@ struct LaunchOptions {
   bool keep_session = false;
   bool verbose = false;
   bool help = false;
+  bool dry_run = false;
   std::vector<std::string> extra_modules;  // from --modules, in order, split at commas
+  std::optional<std::string> hostfile;     // -f: hydra host file, for both jobs
+  int ppn = 0;                             // ranks per node, 0: the launcher's default
+  std::string placement = "none";          // none | split | shared | a placement file
+  std::string channel = "shm";             // application ↔ tool: shm | tcp
+  std::string transport = "tcp";           // tool ↔ tool: tcp | mpi
+  std::optional<LauncherKind> launcher;    // nullopt: detect
+  std::string on_tool_failure = "abort";   // abort | continue
+  std::optional<std::string> config_file;  // --config or VCX_CONFIG, as given
   std::string program;
   std::vector<std::string> program_args;
 };
@@ -31,8 +45,14 @@ struct ParseResult {
   bool ok() const { return error.empty(); }
 };
 
-// `args` excludes argv[0].
-ParseResult parse_command_line(const std::vector<std::string>& args);
+// `args` excludes argv[0]. Settings come from the command line first, then
+// from VCX_<NAME> variables of `env` (NAME: the long option in capitals, '-'
+// as '_'), then from the --config file (VCX_CONFIG); the first source that
+// sets a key wins.
+ParseResult parse_command_line(const std::vector<std::string>& args,
+                               const Environment& env = Environment());
+
+const char* launcher_name(LauncherKind k);
 
 // The full --help text.
 std::string usage_text();

@@ -123,6 +123,9 @@ InstallPaths install_paths(const std::string& bindir, const Environment& env) {
   while (p.plugin_dir.size() > 1 && p.plugin_dir.back() == '/') p.plugin_dir.pop_back();
   p.interceptor = (fs::path(p.plugin_dir) / kInterceptorName).string();
   p.mpiexec = env.get_nonempty("VCX_MPIEXEC").value_or(default_mpiexec());
+  p.config_dir =
+      env.get_nonempty("VCX_CONFIG_DIR")
+          .value_or((bin.parent_path() / "share" / "vcx" / "config").lexically_normal().string());
   return p;
 }
 

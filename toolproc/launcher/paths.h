@@ -37,13 +37,15 @@ struct ProgramLookup {
 ProgramLookup resolve_program(const std::string& name, const std::optional<std::string>& path_env);
 
 // The files vcx-run needs. Overrides: VCX_TOOLPROC (the tool executable),
-// VCX_PLUGIN_DIR (plugins and the interceptor), VCX_MPIEXEC (MPICH's mpiexec).
+// VCX_PLUGIN_DIR (plugins and the interceptor), VCX_MPIEXEC (MPICH's mpiexec),
+// VCX_CONFIG_DIR (the shipped configurations, <prefix>/share/vcx/config).
 struct InstallPaths {
   std::string bindir;
   std::string toolproc;
   std::string plugin_dir;
   std::string interceptor;
   std::string mpiexec;
+  std::string config_dir;  // the shipped configurations (placements)
 };
 
 inline constexpr const char* kInterceptorName = "libvcx-mpi-intercept.so";

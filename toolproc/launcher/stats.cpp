@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include "launcher/process.h"
+
 namespace vcx::launcher {
 namespace fs = std::filesystem;
 namespace {
@@ -260,6 +262,21 @@ std::string rank_word(std::size_t count) { return count == 1 ? "rank" : "ranks";
 
 }  // namespace
 
+std::optional<Ending> parse_ending(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  const auto space = text.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  Ending e;
+  e.kind = std::string(text.substr(0, space));
+  if (e.kind != "abort" && e.kind != "exit" && e.kind != "signal" && e.kind != "tool-failed")
+    return std::nullopt;
+  const std::string_view number = text.substr(space + 1);
+  const auto [ptr, err] = std::from_chars(number.data(), number.data() + number.size(), e.code);
+  if (err != std::errc() || ptr != number.data() + number.size()) return std::nullopt;
+  return e;
+}
+
 std::optional<JsonObject> parse_json_object(std::string_view text, std::string* error) {
   return Reader(text).object(error);
 }
@@ -272,6 +289,7 @@ RankStats rank_stats_from(const JsonObject& o) {
   r.clocked_calls = as_u64(o, "clocked_calls").value_or(0);
   r.stall_ns = as_u64(o, "stall_ns").value_or(0);
   r.backpressure_ns = as_u64(o, "backpressure_ns").value_or(0);
+  r.max_rss_kb = as_u64(o, "max_rss_kb").value_or(0);
   if (auto it = o.find("app"); it != o.end())
     if (const auto* s = std::get_if<std::string>(&it->second)) r.app = *s;
   return r;
@@ -284,6 +302,20 @@ StatsReport read_stats(const std::string& dir) {
   if (ec) return report;
   for (const auto& entry : it) {
     const std::string name = entry.path().filename().string();
+    if (name.rfind("ending-", 0) == 0) {
+      int rank = -1;
+      const char* first = name.data() + 7;
+      const auto [ptr, err] = std::from_chars(first, name.data() + name.size(), rank);
+      if (err != std::errc() || ptr != name.data() + name.size()) continue;
+      std::ifstream in(entry.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      if (auto e = parse_ending(text.str()))
+        report.endings[rank] = *e;
+      else
+        report.problems.push_back("cannot read " + entry.path().string() + ": not an ending");
+      continue;
+    }
     constexpr std::string_view prefix = "stats-", suffix = ".json";
     if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
         name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
@@ -323,6 +355,50 @@ std::string format_duration_ns(std::uint64_t ns) {
   return buf;
 }
 
+namespace {
+
+std::string format_kib(std::uint64_t kib) {
+  char buf[32];
+  if (kib >= 10 * 1024)
+    std::snprintf(buf, sizeof buf, "%.0f MiB", static_cast<double>(kib) / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(kib) / 1024.0);
+  return buf;
+}
+
+// Stall per rank (each rank up to 8 ranks; the spread beyond) and the
+// tools' peak memory.
+std::string per_rank_line(const std::vector<RankStats>& ranks) {
+  std::string line = "stall per rank: ";
+  if (ranks.size() <= 8) {
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      if (i > 0) line += ", ";
+      line += std::to_string(ranks[i].rank) + ": " + format_duration_ns(ranks[i].stall_ns);
+    }
+  } else {
+    std::vector<const RankStats*> by_stall;
+    for (const auto& r : ranks) by_stall.push_back(&r);
+    std::sort(by_stall.begin(), by_stall.end(),
+              [](const RankStats* a, const RankStats* b) { return a->stall_ns < b->stall_ns; });
+    const RankStats& lo = *by_stall.front();
+    const RankStats& mid = *by_stall[by_stall.size() / 2];
+    const RankStats& hi = *by_stall.back();
+    line += "min " + format_duration_ns(lo.stall_ns) + " (rank " + std::to_string(lo.rank) +
+            "), median " + format_duration_ns(mid.stall_ns) + ", max " +
+            format_duration_ns(hi.stall_ns) + " (rank " + std::to_string(hi.rank) + ")";
+  }
+  const auto most = std::max_element(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) {
+    return a.max_rss_kb < b.max_rss_kb;
+  });
+  std::uint64_t total = 0;
+  for (const auto& r : ranks) total += r.max_rss_kb;
+  line += "; tool memory " + format_kib(most->max_rss_kb) + " at most (rank " +
+          std::to_string(most->rank) + "), " + format_kib(total) + " in all";
+  return line;
+}
+
+}  // namespace
+
 std::vector<std::string> summary_lines(const StatsReport& report, int nprocs,
                                        const std::optional<std::string>& trace_dir) {
   std::vector<std::string> lines;
@@ -357,9 +433,48 @@ std::vector<std::string> summary_lines(const StatsReport& report, int nprocs,
     if (r.app == "crashed") crashed.push_back(r.rank);
     if (r.app == "never-attached") detached.push_back(r.rank);
   }
-  if (!crashed.empty())
-    lines.push_back("application " + rank_word(crashed.size()) + " " + join_ranks(crashed) +
-                    " crashed");
+  // Ranks whose interceptor said how they ended, grouped by how.
+  std::vector<std::pair<Ending, std::vector<int>>> causes;
+  for (const auto& [rank, e] : report.endings) {
+    auto same = std::find_if(causes.begin(), causes.end(), [&](const auto& c) {
+      return c.first.kind == e.kind && c.first.code == e.code;
+    });
+    if (same == causes.end()) {
+      causes.push_back({e, {rank}});
+    } else {
+      same->second.push_back(rank);
+    }
+  }
+  for (const auto& [e, ranks] : causes) {
+    const bool one = ranks.size() == 1;
+    std::string line = "application " + rank_word(ranks.size()) + " " + join_ranks(ranks) + " ";
+    if (e.kind == "signal")
+      line += std::string(one ? "was" : "were") + " killed by signal " + std::to_string(e.code) +
+              " (" + signal_name(e.code) + ")";
+    else if (e.kind == "exit")
+      line += "exited with status " + std::to_string(e.code) + " without calling MPI_Finalize";
+    else if (e.kind == "abort")
+      line += "called MPI_Abort with error code " + std::to_string(e.code);
+    else
+      line += std::string(one ? "was" : "were") + " aborted by vcx with status " +
+              std::to_string(e.code) +
+              " because the tool process failed (--on-tool-failure=continue lets the "
+              "application run on unanalysed)";
+    lines.push_back(line);
+  }
+  // The tools saw these end without MPI_Finalize, and nothing said how:
+  // SIGKILL leaves no trace, and mpiexec kills the others with it.
+  std::vector<int> silent;
+  for (int r : crashed)
+    if (!report.endings.count(r)) silent.push_back(r);
+  if (!silent.empty())
+    lines.push_back("application " + rank_word(silent.size()) + " " + join_ranks(silent) +
+                    " ended without notice (" +
+                    (report.endings.empty()
+                         ? "killed by a signal that cannot be caught, such as SIGKILL, or by "
+                           "mpiexec after another rank failed"
+                         : "mpiexec kills the other ranks when one fails") +
+                    ")");
   if (!detached.empty())
     lines.push_back("application " + rank_word(detached.size()) + " " + join_ranks(detached) +
                     " never attached to " + (detached.size() == 1 ? "its tool" : "their tools"));
@@ -372,10 +487,12 @@ std::vector<std::string> summary_lines(const StatsReport& report, int nprocs,
                       join_ranks(missing));
   }
   for (const auto& p : report.problems) lines.push_back(p);
+  if (!report.ranks.empty()) lines.push_back(per_rank_line(report.ranks));
   return lines;
 }
 
 bool has_rank_trouble(const StatsReport& report) {
+  if (!report.endings.empty()) return true;
   return std::any_of(report.ranks.begin(), report.ranks.end(), [](const RankStats& r) {
     return r.app == "crashed" || r.app == "never-attached";
   });

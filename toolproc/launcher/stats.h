@@ -33,30 +33,46 @@ struct RankStats {
   std::uint64_t stall_ns = 0;
   std::uint64_t backpressure_ns = 0;
   std::string app;  // finalized | crashed | never-attached | "" (not reported)
+  std::uint64_t max_rss_kb = 0;  // the tool process's peak memory
 };
 
 // Fields missing or of the wrong type keep their defaults.
 RankStats rank_stats_from(const JsonObject& object);
 
+// How an application rank ended without MPI_Finalize, as its interceptor
+// wrote it to DIR/ending-<rank>: "abort <code>", "exit <status>",
+// "signal <number>", or "tool-failed <status>" (the interceptor aborted the
+// job because its tool process failed).
+struct Ending {
+  std::string kind;  // abort | exit | signal | tool-failed
+  int code = 0;
+};
+
 struct StatsReport {
   std::vector<RankStats> ranks;       // sorted by rank
+  std::map<int, Ending> endings;      // by rank
   std::vector<std::string> problems;  // files that could not be read, one line each
 };
 
-// Reads every stats-<rank>.json in `dir`; a file without "rank" takes the
-// number from its name.
+// Reads every stats-<rank>.json and ending-<rank> in `dir`; a stats file
+// without "rank" takes the number from its name.
 StatsReport read_stats(const std::string& dir);
+
+// "abort 5" → {abort, 5}; nullopt for anything else.
+std::optional<Ending> parse_ending(std::string_view text);
 
 // "1.2 ms", "3.40 s"
 std::string format_duration_ns(std::uint64_t ns);
 
-// The summary lines (without the "vcx: " prefix): totals, then ranks whose
-// application crashed or never attached, then tool ranks that left no
-// statistics.
+// The summary lines (without the "vcx: " prefix): totals, then how ranks
+// ended that ended without MPI_Finalize (the cause where the interceptor
+// could tell it), ranks that never attached, tool ranks that left no
+// statistics, and last the stall time per rank and the tools' memory.
 std::vector<std::string> summary_lines(const StatsReport& report, int nprocs,
                                        const std::optional<std::string>& trace_dir);
 
-// True when some rank's application crashed or never attached.
+// True when some rank's application crashed, ended without MPI_Finalize or
+// never attached.
 bool has_rank_trouble(const StatsReport& report);
 
 }  // namespace vcx::launcher

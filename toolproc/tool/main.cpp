@@ -1,6 +1,7 @@
 // vcx-toolproc: started by vcx-run as an MPI job of its own, one process per
-// application rank. MPI is used only to learn this process's rank and to
-// exchange the peers' endpoints; the analysis itself runs on the event loop.
+// application rank. MPI tells this process its rank; with the TCP transport it
+// also exchanges the peers' endpoints, with the MPI transport it carries the
+// tool-to-tool messages. The analysis itself runs on the event loop.
 #include <mpi.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <spdlog/spdlog.h>
 
 #include "tool_process.h"
+#include "vcx/delaying_transport.h"
 
 namespace po = boost::program_options;
 using vcx::tool::ToolOptions;
@@ -48,7 +50,13 @@ bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
       ("no-stall", po::bool_switch(&o.no_stall), "never make the application wait")
       ("ring-bytes", po::value(&o.ring_bytes)->default_value(o.ring_bytes), "event ring size")
       ("spin-ns", po::value(&o.spin_ns)->default_value(o.spin_ns), "poll before sleeping (ns)")
-      ("bind", po::value(&o.bind_host)->default_value(o.bind_host), "address for peer connections");
+      ("progress", po::bool_switch(&o.progress), "write progress-<rank> for vcx-run's progress line")
+      ("bind", po::value(&o.bind_host)->default_value(o.bind_host),
+       "address for peer connections (and the application's, with --channel tcp)")
+      ("channel", po::value(&o.channel)->default_value(o.channel),
+       "application-to-tool channel: shm (shared memory) or tcp")
+      ("transport", po::value(&o.transport)->default_value(o.transport),
+       "tool-to-tool messages: tcp or mpi (the tool job's own MPI)");
   try {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -75,6 +83,16 @@ bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
     }
     o.plugin_options.set(kv.substr(0, eq), kv.substr(eq + 1));
   }
+  if (o.channel != "shm" && o.channel != "tcp") {
+    std::cerr << "vcx-toolproc: --channel must be shm or tcp, not '" << o.channel << "'\n";
+    exit_code = 64;
+    return false;
+  }
+  if (o.transport != "tcp" && o.transport != "mpi") {
+    std::cerr << "vcx-toolproc: --transport must be tcp or mpi, not '" << o.transport << "'\n";
+    exit_code = 64;
+    return false;
+  }
   if (o.ring_bytes < 4096 || (o.ring_bytes & (o.ring_bytes - 1)) != 0) {
     std::cerr << "vcx-toolproc: --ring-bytes must be a power of two >= 4096\n";
     exit_code = 64;
@@ -87,6 +105,9 @@ bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Everything a tool writes (session files, statistics, traces) is the
+  // user's alone.
+  ::umask(077);
   ToolOptions opts;
   int exit_code = 0;
   if (!parse(argc, argv, opts, exit_code)) return exit_code;
@@ -95,6 +116,16 @@ int main(int argc, char** argv) {
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // Every tool reads the same environment; rank 0 alone says what is wrong.
+  vcx::ChaosSettings chaos;
+  if (auto bad = vcx::parse_chaos_settings(std::getenv("VCX_CHAOS_DELAY_US"),
+                                           std::getenv("VCX_CHAOS_SEED"), &chaos)) {
+    if (rank == 0) std::fprintf(stderr, "vcx: %s\n", bad->c_str());
+    MPI_Finalize();
+    return 64;
+  }
+  opts.chaos_delay_us = chaos.max_delay_us;
+  opts.chaos_seed = chaos.seed;
 
   auto logger = spdlog::stderr_logger_st("vcx");
   logger->set_pattern("vcx-tool[" + std::to_string(rank) + "]: %^%l%$: %v");
@@ -123,15 +154,24 @@ int main(int argc, char** argv) {
     return 70;
   }
 
-  constexpr std::size_t kEndpointBytes = 128;
-  std::array<char, kEndpointBytes> mine{};
-  std::snprintf(mine.data(), mine.size(), "%s", endpoint.c_str());
-  std::vector<char> all(kEndpointBytes * static_cast<std::size_t>(size));
-  MPI_Allgather(mine.data(), kEndpointBytes, MPI_CHAR, all.data(), kEndpointBytes, MPI_CHAR,
-                MPI_COMM_WORLD);
-  std::vector<std::string> endpoints;
-  for (int r = 0; r < size; ++r) endpoints.emplace_back(all.data() + r * kEndpointBytes);
-  tool.set_peer_endpoints(std::move(endpoints));
+  if (opts.transport == "tcp") {
+    constexpr std::size_t kEndpointBytes = 128;
+    std::array<char, kEndpointBytes> mine{};
+    std::snprintf(mine.data(), mine.size(), "%s", endpoint.c_str());
+    std::vector<char> all(kEndpointBytes * static_cast<std::size_t>(size));
+    MPI_Allgather(mine.data(), kEndpointBytes, MPI_CHAR, all.data(), kEndpointBytes, MPI_CHAR,
+                  MPI_COMM_WORLD);
+    std::vector<std::string> endpoints;
+    for (int r = 0; r < size; ++r) endpoints.emplace_back(all.data() + r * kEndpointBytes);
+    if (rank == 0) {
+      // Where the tools listen, for whoever debugs (or audits) the session.
+      if (std::FILE* f = std::fopen((opts.session_dir + "/peers").c_str(), "w")) {
+        for (const auto& e : endpoints) std::fprintf(f, "%s\n", e.c_str());
+        std::fclose(f);
+      }
+    }
+    tool.set_peer_endpoints(std::move(endpoints));
+  }
 
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {

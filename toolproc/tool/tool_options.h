@@ -19,7 +19,13 @@ struct ToolOptions {
   std::uint64_t ring_bytes = 4u << 20;
   std::uint64_t spin_ns = 20'000;  // poll this long before sleeping
   std::string bind_host = "127.0.0.1";
+  std::string channel = "shm";  // application -> tool: shm | tcp
+  std::string transport = "tcp";  // tool <-> tool: tcp | mpi
+  bool progress = false;  // keep progress-<rank> in the session up to date (about 1/s)
   std::string token;  // from VCX_SESSION_TOKEN
+  // Delay injection for testing vcx (VCX_CHAOS_DELAY_US, VCX_CHAOS_SEED).
+  std::uint64_t chaos_delay_us = 0;
+  std::uint64_t chaos_seed = 0;
   Options plugin_options;
 };
 

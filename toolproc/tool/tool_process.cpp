@@ -1,11 +1,15 @@
 #include "tool_process.h"
 
+#include <poll.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -14,16 +18,23 @@
 
 #include <spdlog/spdlog.h>
 
+#include "mpi_transport/mpi_transport.h"
+#include "vcx/delaying_transport.h"
+
 namespace vcx::tool {
 namespace {
 
-using local_socket = asio::local::stream_protocol::socket;
 
 enum class ControlMsg : std::uint8_t {
   Done = 1,       // to rank 0: my application finished and my queue is empty
   Terminate = 2,  // from rank 0: everyone is done, stop
   Abort = 3,      // to everyone: stop now; the reason follows
 };
+
+// Idle naps with a transport that must be polled (MPI): they double from
+// the first to the longest, like the interceptor's naps while it waits.
+constexpr std::uint64_t kFirstNapNs = 10'000;
+constexpr std::uint64_t kLongestNapNs = 1'000'000;
 
 std::uint64_t now_ns() {
   timespec ts;
@@ -52,32 +63,72 @@ ToolProcess::~ToolProcess() {
   for (auto& p : loaded_) unload_plugin(p);
   consumer_.reset();
   channel::destroy_channel_block(&block_);
-  if (!socket_path_.empty()) ::unlink(socket_path_.c_str());
+  if (app_listener_) app_listener_->close();
 }
 
+namespace {
+// The address other nodes reach this one at: its host name, resolved here
+// once (peers connect to addresses, not names). Loopback when the name does
+// not resolve.
+std::string host_address() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "127.0.0.1";
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (::getaddrinfo(name, nullptr, &hints, &res) != 0 || !res) return "127.0.0.1";
+  char text[INET_ADDRSTRLEN] = {};
+  const auto* in = reinterpret_cast<const sockaddr_in*>(res->ai_addr);
+  const bool ok = ::inet_ntop(AF_INET, &in->sin_addr, text, sizeof text) != nullptr;
+  ::freeaddrinfo(res);
+  return ok ? text : "127.0.0.1";
+}
+}  // namespace
+
 std::string ToolProcess::prepare() {
-  transport_ = std::make_unique<TcpTransport>(io_, rank_, size_, opts_.token);
+  if (opts_.transport == "mpi") {
+    transport_ = std::make_unique<MpiTransport>();
+  } else {
+    auto tcp = std::make_unique<TcpTransport>(io_, rank_, size_, opts_.token);
+    tcp_ = tcp.get();
+    transport_ = std::move(tcp);
+  }
+  if (opts_.chaos_delay_us > 0) {
+    if (rank_.value == 0)
+      spdlog::warn("delaying every tool-to-tool message by a random 0..{} us "
+                   "(VCX_CHAOS_DELAY_US), seed {}; VCX_CHAOS_SEED={} repeats the delays",
+                   opts_.chaos_delay_us, opts_.chaos_seed, opts_.chaos_seed);
+    transport_ = std::make_unique<DelayingTransport>(io_, std::move(transport_),
+                                                     opts_.chaos_delay_us, opts_.chaos_seed);
+  }
   transport_->set_handler(PeerChannel::Control, [this](Rank src, std::span<const std::uint8_t> b) {
     on_control_message(src, b);
   });
   transport_->set_error_handler([this](Rank peer, const std::string& what) {
     if (!terminate_) abort_all(what);
   });
-  const std::string endpoint = transport_->listen(opts_.bind_host, opts_.bind_host);
+  // Listening on every address (a run across nodes): the others reach this
+  // tool by its host name.
+  const std::string advertise = opts_.bind_host == "0.0.0.0" ? host_address() : opts_.bind_host;
+  const std::string endpoint = tcp_ ? tcp_->listen(opts_.bind_host, advertise) : std::string();
 
-  socket_path_ = opts_.session_dir + "/tool-" + std::to_string(rank_.value) + ".sock";
-  ::unlink(socket_path_.c_str());
-  app_acceptor_ = std::make_unique<asio::local::stream_protocol::acceptor>(io_);
-  app_acceptor_->open();
-  app_acceptor_->bind(asio::local::stream_protocol::endpoint(socket_path_));
-  ::chmod(socket_path_.c_str(), 0600);
-  app_acceptor_->listen();
-  accept_app();
+  // The application finds this tool by what the listener publishes in the
+  // session directory: the Unix socket (shm) or the TCP endpoint (tcp).
+  app_listener_ = AppListener::create(
+      io_, opts_.channel == "tcp" ? channel::ChannelKind::Tcp : channel::ChannelKind::Shm,
+      opts_.token);
+  app_listener_->on_admit([this](const channel::AttachHello& h) { return admit_app(h); });
+  app_listener_->on_attached([this](int fd, const channel::AttachHello&) { on_app_attached(fd); });
+  app_listener_->on_refused([](channel::AttachStatus, const std::string& why) {
+    spdlog::warn("refused an application connection: {}", why);
+  });
+  app_listener_->listen(opts_.session_dir, rank_.value, opts_.bind_host);
   return endpoint;
 }
 
 void ToolProcess::set_peer_endpoints(std::vector<std::string> endpoints) {
-  transport_->set_peers(std::move(endpoints));
+  if (tcp_) tcp_->set_peers(std::move(endpoints));
 }
 
 void ToolProcess::load_plugins() {
@@ -119,48 +170,20 @@ void ToolProcess::reply(std::uint64_t event_seq) {
   if (!consumer_ || event_seq <= replied_) return;
   replied_ = event_seq;
   consumer_->reply(event_seq);
+  arm_app_write();
 }
 
 // ---------------------------------------------------------------------------
 // The application connection
 
-void ToolProcess::accept_app() {
-  auto sock = std::make_shared<local_socket>(io_);
-  app_acceptor_->async_accept(*sock, [this, sock](const error_code& e) {
-    if (e) return;
-    on_app_connected(sock);
-    accept_app();
-  });
-}
-
-void ToolProcess::on_app_connected(std::shared_ptr<local_socket> sock) {
-  const int fd = sock->native_handle();
-  error_code ec;
-  sock->native_non_blocking(false, ec);
-  channel::AttachReply reply{};
-  reply.magic = channel::kAttachMagic;
-  channel::AttachHello hello{};
+AppListener::Decision ToolProcess::admit_app(const channel::AttachHello& hello) {
+  AppListener::Decision d;
+  channel::AttachReply& reply = d.reply;
   auto refuse = [&](channel::AttachStatus st, const std::string& msg) {
     reply.status = st;
     std::snprintf(reply.message, sizeof reply.message, "%s", msg.c_str());
-    channel::send_attach_reply(fd, reply, -1);
-    spdlog::warn("refused an application connection: {}", msg);
-    sock->close(ec);
+    return d;
   };
-  // The application sends its hello right after connecting; do not let a
-  // silent connection hold the tool.
-  timeval tv{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  if (!channel::read_full(fd, &hello, sizeof hello)) return refuse(channel::AttachStatus::Internal, "no hello");
-  hello.token[sizeof hello.token - 1] = '\0';
-  std::string token = opts_.token;
-  token.resize(channel::kTokenBytes, '\0');
-  if (hello.magic != channel::kAttachMagic || hello.version != channel::kAttachVersion)
-    return refuse(channel::AttachStatus::BadVersion, "the interceptor belongs to another vcx version");
-  unsigned char diff = 0;
-  for (std::size_t i = 0; i < channel::kTokenBytes - 1; ++i)
-    diff |= static_cast<unsigned char>(hello.token[i] ^ token[i]);
-  if (diff != 0) return refuse(channel::AttachStatus::BadToken, "the session token does not match");
   if (app_state_ != AppState::NeverAttached)
     return refuse(channel::AttachStatus::AlreadyAttached, "an application rank is attached already");
   if (hello.world_size != size_)
@@ -172,36 +195,69 @@ void ToolProcess::on_app_connected(std::shared_ptr<local_socket> sock) {
     return refuse(channel::AttachStatus::RankMismatch,
                   "application rank " + std::to_string(hello.world_rank) +
                       " connected to tool rank " + std::to_string(rank_.value));
-  std::string error;
   const std::uint32_t mode = opts_.no_stall ? std::uint32_t{channel::kModeNoStall} : 0u;
-  if (!channel::create_channel_block(opts_.ring_bytes, mode, &block_, &error))
-    return refuse(channel::AttachStatus::Internal, error);
   reply.status = channel::AttachStatus::Ok;
   reply.mode_flags = mode;
+  if (app_listener_->kind() == channel::ChannelKind::Tcp) {
+    reply.channel_bytes = opts_.ring_bytes;  // the ring both ends lay out alike
+    return d;
+  }
+  // A block left from an application that was admitted but never got the
+  // answer is replaced.
+  channel::destroy_channel_block(&block_);
+  std::string error;
+  if (!channel::create_channel_block(opts_.ring_bytes, mode, &block_, &error))
+    return refuse(channel::AttachStatus::Internal, error);
   reply.channel_bytes = block_.bytes;
-  if (!channel::send_attach_reply(fd, reply, block_.memfd)) {
-    spdlog::error("could not answer application rank {}", rank_.value);
-    channel::destroy_channel_block(&block_);
-    sock->close(ec);
+  d.pass_fd = block_.memfd;
+  return d;
+}
+
+void ToolProcess::on_app_attached(int fd) {
+  app_stream_ = std::make_unique<asio::posix::stream_descriptor>(io_, fd);
+  app_state_ = AppState::Attached;
+  if (app_listener_->kind() == channel::ChannelKind::Tcp) {
+    consumer_.emplace(fd, opts_.ring_bytes);
+    arm_app_wait();
     return;
   }
   ::close(block_.memfd);  // the mapping stays; the application has its own descriptor
   block_.memfd = -1;
   consumer_.emplace(block_.control);
-  app_socket_ = std::move(sock);
-  app_socket_->native_non_blocking(true, ec);
-  app_state_ = AppState::Attached;
   arm_app_read();
 }
 
 void ToolProcess::arm_app_read() {
-  app_socket_->async_read_some(asio::buffer(wake_buf_), [this](const error_code& e, std::size_t) {
+  app_stream_->async_read_some(asio::buffer(wake_buf_), [this](const error_code& e, std::size_t) {
     if (e) {
       app_eof_ = true;
       app_gone();
       return;
     }
     arm_app_read();  // the bytes only wake us; the ring holds the events
+  });
+}
+
+// TCP: the connection carries the events, so the loop reads it itself
+// (service_channel); this only ends a sleep when it becomes readable. Armed
+// when everything readable has been read, so it never fires for old news.
+void ToolProcess::arm_app_wait() {
+  if (app_wait_armed_ || app_eof_) return;
+  app_wait_armed_ = true;
+  app_stream_->async_wait(asio::posix::stream_descriptor::wait_read,
+                          [this](const error_code&) { app_wait_armed_ = false; });
+}
+
+// TCP: replies the connection had no room for leave once it has.
+void ToolProcess::arm_app_write() {
+  channel::TcpConsumer* tcp = consumer_ ? consumer_->tcp() : nullptr;
+  if (app_write_armed_ || !tcp || !tcp->output_pending()) return;
+  app_write_armed_ = true;
+  app_stream_->async_wait(asio::posix::stream_descriptor::wait_write, [this](const error_code& e) {
+    app_write_armed_ = false;
+    if (e || !consumer_ || !consumer_->tcp()) return;
+    consumer_->tcp()->flush_output();
+    arm_app_write();
   });
 }
 
@@ -213,6 +269,8 @@ void ToolProcess::handle_control_event(const EventHeader& ev) {
   if (static_cast<ControlEvent>(ev.type) == ControlEvent::Detach) {
     detach_seen_ = true;
     app_state_ = AppState::Finalized;
+    if (ev.payload_size >= sizeof app_account_)
+      std::memcpy(&app_account_, &ev + 1, sizeof app_account_);
   }
   const bool wants = wants_reply(ev.flags);
   if (wants) max_reply_wanted_ = ev.seq;
@@ -243,11 +301,24 @@ bool ToolProcess::service_channel() {
     }
     consumer_->pop();
   }
+  if (channel::TcpConsumer* tcp = consumer_->tcp(); tcp && n < 4096) {
+    if (tcp->closed() && !app_eof_) {
+      // Everything the application sent before its end has been read.
+      if (tcp->malformed())
+        spdlog::error("application rank {} sent a malformed event stream", rank_.value);
+      app_eof_ = true;
+      app_gone();
+    } else {
+      arm_app_wait();
+    }
+  }
   return n > 0;
 }
 
 void ToolProcess::app_gone() {
   if (app_state_ == AppState::Crashed) return;
+  // Alive when the analysis stopped (settle_app), so taken down with the job.
+  if (aborted_) return;
   // Whatever the application pushed before it went is still in the ring.
   while (service_channel()) {
   }
@@ -256,7 +327,30 @@ void ToolProcess::app_gone() {
   spdlog::error("application rank {} ended without finishing (crashed, killed or exited early)",
                 rank_.value);
   engine_->run();
+  // Left before the tools stop, so that the other ranks' interceptors, when
+  // they find their tools gone, know why and run on instead of aborting.
+  if (std::FILE* f = std::fopen((opts_.session_dir + "/app-failed").c_str(), "w")) {
+    std::fprintf(f, "%u\n", rank_.value);
+    std::fclose(f);
+  }
   abort_all("application rank " + std::to_string(rank_.value) + " ended without finishing");
+}
+
+// Another tool stops the analysis: what this rank pushed until now is
+// analysed as far as it can be, so that its trace holds it; and if the rank
+// has ended too (mpiexec takes the job down), that is reported.
+void ToolProcess::settle_app() {
+  if (app_state_ != AppState::Attached || !app_stream_) return;
+  pollfd p{app_stream_->native_handle(), POLLRDHUP, 0};
+  const bool ended = ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+  while (service_channel()) {
+  }
+  engine_->run();
+  if (ended && !detach_seen_ && app_state_ == AppState::Attached) {
+    app_state_ = AppState::Crashed;
+    spdlog::error("application rank {} ended without finishing (crashed, killed or exited early)",
+                  rank_.value);
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -276,8 +370,10 @@ void ToolProcess::on_control_message(Rank src, std::span<const std::uint8_t> b) 
         aborted_ = true;
         abort_reason_.assign(b.begin() + 1, b.end());
         spdlog::debug("stopping: {}", abort_reason_);
+        settle_app();
         flush_observers();
         if (consumer_) consumer_->set_tool_state(channel::ToolState::Failed);
+        arm_app_write();
         terminate_ = true;
       }
       break;
@@ -286,6 +382,25 @@ void ToolProcess::on_control_message(Rank src, std::span<const std::uint8_t> b) 
 
 void ToolProcess::broadcast_control(std::uint8_t what) {
   for (std::uint32_t r = 0; r < size_; ++r) transport_->send(Rank{r}, PeerChannel::Control, {&what, 1});
+}
+
+// For vcx-run's progress line: "<events> <application state>", rewritten at
+// most once a second and only when something changed, so an idle tool
+// writes nothing.
+void ToolProcess::maybe_write_progress() {
+  const std::uint64_t now = now_ns();
+  if (now - progress_written_ns_ < 1'000'000'000ULL) return;
+  if (events_ == progress_events_ && app_state_ == progress_state_) return;
+  progress_written_ns_ = now;
+  progress_events_ = events_;
+  progress_state_ = app_state_;
+  const std::string path = opts_.session_dir + "/progress-" + std::to_string(rank_.value);
+  const std::string tmp = path + ".tmp";
+  if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
+    std::fprintf(f, "%llu %s\n", static_cast<unsigned long long>(events_),
+                 app_state_name(app_state_));
+    if (std::fclose(f) == 0) std::rename(tmp.c_str(), path.c_str());
+  }
 }
 
 void ToolProcess::maybe_report_done() {
@@ -309,6 +424,7 @@ void ToolProcess::abort_all(const std::string& why) {
     if (r != rank_.value) transport_->send(Rank{r}, PeerChannel::Control, msg);
   flush_observers();
   if (consumer_) consumer_->set_tool_state(channel::ToolState::Failed);
+  arm_app_write();
   terminate_ = true;
 }
 
@@ -320,9 +436,7 @@ void ToolProcess::fatal(const std::string& why) {
   spdlog::critical("{}", why);
   abort_all(why);
   // Give the abort notices a moment to leave.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  while (!transport_->flushed() && std::chrono::steady_clock::now() < deadline)
-    io_.run_one_for(std::chrono::milliseconds(50));
+  pump_transport(std::chrono::seconds(1));
   write_stats();
   std::fflush(nullptr);
   std::_Exit(70);
@@ -367,6 +481,7 @@ int ToolProcess::run() {
 
   while (!terminate_) {
     io_.poll();
+    const bool peer_news = transport_->poll() > 0;
     const bool progressed = service_channel();
     engine_->run();
     if (max_reply_wanted_ > replied_ && engine_->must_not_stall()) {
@@ -374,33 +489,76 @@ int ToolProcess::run() {
       reply(max_reply_wanted_);
     }
     maybe_report_done();
+    if (opts_.progress) maybe_write_progress();
     if (terminate_) break;
+    if (progressed || peer_news) nap_ns_ = 0;
     if (progressed) continue;
 
     // Nothing to do: poll a little, then sleep until a socket has news.
-    const std::uint64_t spin_until = now_ns() + opts_.spin_ns;
-    bool woke = false;
-    while (now_ns() < spin_until) {
-      if (io_.poll() > 0 || (consumer_ && !consumer_->empty())) {
-        woke = true;
-        break;
+    if (nap_ns_ == 0) {
+      const std::uint64_t spin_until = now_ns() + opts_.spin_ns;
+      bool woke = false;
+      while (now_ns() < spin_until) {
+        if (io_.poll() > 0 || transport_->poll() > 0 || (consumer_ && !consumer_->empty())) {
+          woke = true;
+          break;
+        }
       }
+      if (woke) continue;
     }
-    if (woke) continue;
+    if (transport_->needs_polling()) {
+      idle_nap();
+      continue;
+    }
     if (consumer_ && !consumer_->prepare_sleep()) continue;
     io_.run_one();
     if (consumer_) consumer_->end_sleep();
   }
 
   flush_observers();
-  // Let queued messages (e.g. Terminate to others) leave before closing.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  while (!transport_->flushed() && std::chrono::steady_clock::now() < deadline)
-    io_.run_one_for(std::chrono::milliseconds(20));
+  // Let queued messages (e.g. Terminate to others) leave before closing;
+  // delay injection holds them back up to its longest delay more.
+  pump_transport(std::chrono::seconds(2) +
+                 std::chrono::ceil<std::chrono::milliseconds>(
+                     std::chrono::microseconds(opts_.chaos_delay_us)));
   transport_->close();
   signals.cancel();
   if (ino_desc) ino_desc->close();
   return 0;
+}
+
+// MPI cannot wake the loop, so with the MPI transport an idle tool naps,
+// doubling from 10 us to 1 ms: a message from another tool waits at most one
+// nap. Each nap is a timer on the event loop, so the application (its wake-up
+// byte) and the sockets still end a nap at once.
+void ToolProcess::idle_nap() {
+  nap_ns_ = nap_ns_ == 0 ? kFirstNapNs : std::min(nap_ns_ * 2, kLongestNapNs);
+  if (!nap_pending_) {
+    // A nap cut short by a socket keeps its timer; it fires harmlessly later.
+    nap_pending_ = true;
+    nap_timer_.expires_after(std::chrono::nanoseconds(nap_ns_));
+    nap_timer_.async_wait([this](const error_code&) { nap_pending_ = false; });
+  }
+  if (consumer_ && !consumer_->prepare_sleep()) return;
+  io_.run_one();
+  if (consumer_) consumer_->end_sleep();
+}
+
+// Runs the loop's sockets and the transport until every queued message has
+// left, for at most `at_most`.
+void ToolProcess::pump_transport(std::chrono::milliseconds at_most) {
+  const auto deadline = std::chrono::steady_clock::now() + at_most;
+  while (!transport_->flushed() && std::chrono::steady_clock::now() < deadline) {
+    if (transport_->needs_polling()) {
+      io_.poll();
+      if (transport_->poll() == 0) {
+        timespec ts{0, static_cast<long>(kFirstNapNs)};
+        nanosleep(&ts, nullptr);
+      }
+    } else {
+      io_.run_one_for(std::chrono::milliseconds(20));
+    }
+  }
 }
 
 void ToolProcess::write_stats() const {
@@ -410,6 +568,9 @@ void ToolProcess::write_stats() const {
   if (block_.control) {
     stall = block_.control->stall_ns.load();
     backpressure = block_.control->backpressure_ns.load();
+  } else {
+    stall = app_account_.stall_ns;
+    backpressure = app_account_.backpressure_ns;
   }
   const std::string path = opts_.session_dir + "/stats-" + std::to_string(rank_.value) + ".json";
   const std::string tmp = path + ".tmp";
@@ -423,8 +584,9 @@ void ToolProcess::write_stats() const {
   std::fprintf(f,
                "{\"rank\":%u,\"events\":%llu,\"clocked_calls\":%llu,\"stall_ns\":%llu,"
                "\"backpressure_ns\":%llu,\"released_replies\":%llu,\"messages_sent\":%llu,"
-               "\"bytes_sent\":%llu,\"max_rss_kb\":%ld,\"app\":\"%s\",\"aborted\":%s,"
-               "\"reason\":\"%s\"}\n",
+               "\"bytes_sent\":%llu,\"transport\":\"%s\",\"channel\":\"%s\",\"max_rss_kb\":%ld,"
+               "\"app\":\"%s\","
+               "\"aborted\":%s,\"reason\":\"%s\"}\n",
                rank_.value, static_cast<unsigned long long>(events_),
                static_cast<unsigned long long>(engine_ ? engine_->clocked_calls() : 0),
                static_cast<unsigned long long>(stall),
@@ -432,7 +594,8 @@ void ToolProcess::write_stats() const {
                static_cast<unsigned long long>(released_replies_),
                static_cast<unsigned long long>(transport_ ? transport_->stats().messages_sent : 0),
                static_cast<unsigned long long>(transport_ ? transport_->stats().bytes_sent : 0),
-               ru.ru_maxrss, app_state_name(app_state_), aborted_ ? "true" : "false",
+               opts_.transport.c_str(), opts_.channel.c_str(), ru.ru_maxrss,
+               app_state_name(app_state_), aborted_ ? "true" : "false",
                reason.c_str());
   std::fclose(f);
   std::rename(tmp.c_str(), path.c_str());

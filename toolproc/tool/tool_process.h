@@ -1,19 +1,22 @@
 // One tool process: attaches its application rank, translates its events,
 // drives the exchange engine, and agrees with the other tools when to stop.
 // Single-threaded: one io_context carries the application socket, the peer
-// transport and the channel; it sleeps in epoll when there is nothing to do.
+// transport and the channel; it sleeps in epoll when there is nothing to do
+// (in naps of at most 1 ms with the MPI transport, which must be polled).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "tool_options.h"
+#include "vcx/app_listener.h"
 #include "vcx/asio.h"
 #include "vcx/call_program.h"
 #include "vcx/channel/attach.h"
-#include "vcx/channel/ring.h"
+#include "vcx/channel/consumer.h"
 #include "vcx/exchange.h"
 #include "vcx/plugin.h"
 #include "vcx/plugin_loader.h"
@@ -51,31 +54,44 @@ class ToolProcess final : public ToolHost {
   [[noreturn]] void fatal(const std::string& why) override;
 
  private:
-  void accept_app();
-  void on_app_connected(std::shared_ptr<asio::local::stream_protocol::socket> sock);
+  AppListener::Decision admit_app(const channel::AttachHello& hello);
+  void on_app_attached(int fd);
   void arm_app_read();
+  void arm_app_wait();
+  void arm_app_write();
   bool service_channel();
   bool wants_reply(std::uint32_t event_flags) const;
   void handle_control_event(const EventHeader& ev);
   void app_gone();
+  void settle_app();
   void on_control_message(Rank src, std::span<const std::uint8_t> bytes);
   void broadcast_control(std::uint8_t what);
   void maybe_report_done();
+  void maybe_write_progress();
   void abort_all(const std::string& why);
   void flush_observers();
+  void idle_nap();
+  void pump_transport(std::chrono::milliseconds at_most);
 
   ToolOptions opts_;
   Rank rank_;
   std::uint32_t size_;
   asio::io_context io_;
-  std::unique_ptr<TcpTransport> transport_;
-  std::unique_ptr<asio::local::stream_protocol::acceptor> app_acceptor_;
-  std::shared_ptr<asio::local::stream_protocol::socket> app_socket_;
+  std::unique_ptr<ToolTransport> transport_;
+  TcpTransport* tcp_ = nullptr;  // transport_ when it is TCP
+  asio::steady_timer nap_timer_{io_};
+  bool nap_pending_ = false;
+  std::shared_ptr<AppListener> app_listener_;
+  // The attached application's connection: the Unix socket of the shm
+  // channel (wake-up bytes, end of file) or the TCP connection itself.
+  std::unique_ptr<asio::posix::stream_descriptor> app_stream_;
   std::array<std::uint8_t, 64> wake_buf_{};
-  std::string socket_path_;
+  bool app_wait_armed_ = false;   // tcp: waiting for the connection to be readable
+  bool app_write_armed_ = false;  // tcp: waiting for room for replies
 
   channel::ChannelBlock block_{};
-  std::optional<channel::RingConsumer> consumer_;
+  std::optional<channel::Consumer> consumer_;
+  DetachEvent app_account_{};  // tcp: the application's waiting, from its detach
   AppState app_state_ = AppState::NeverAttached;
   bool detach_seen_ = false;
   bool app_eof_ = false;
@@ -88,9 +104,14 @@ class ToolProcess final : public ToolHost {
   CallProgram program_;
 
   std::uint64_t events_ = 0;
+  std::uint64_t progress_written_ns_ = 0;
+  std::uint64_t progress_events_ = ~std::uint64_t{0};
+  AppState progress_state_ = AppState::NeverAttached;
   std::uint64_t max_reply_wanted_ = 0;  // highest ingested event that waits for a reply
   std::uint64_t replied_ = 0;
   std::uint64_t released_replies_ = 0;  // replies given early to avoid a deadlock
+
+  std::uint64_t nap_ns_ = 0;  // current idle nap with a polled transport; 0 when busy
 
   bool done_sent_ = false;
   std::uint32_t done_count_ = 0;  // rank 0: tools that reported done

@@ -58,6 +58,14 @@ enum class OpKind : std::uint8_t {
 
 enum ResourceFlags : std::uint16_t {
   kResourceShared = 1u << 0,  // a shared (reader) acquisition or release
+  // An annotated deposit (vcx_annotate_resource_signal): an exclusive
+  // acquisition that merges nothing, so that fetches wait until the deposit
+  // is in, and a release that adds its clock to the resource's deposits.
+  kResourceDeposit = 1u << 1,
+  // An annotated fetch (vcx_annotate_resource_wait), with kResourceShared:
+  // granted when no deposit is in progress, merges every deposit so far,
+  // holds nothing (no release follows).
+  kResourceFetch = 1u << 2,
 };
 
 enum SignalFlags : std::uint16_t {

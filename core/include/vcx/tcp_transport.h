@@ -16,17 +16,8 @@
 
 namespace vcx {
 
-struct TransportStats {
-  std::uint64_t messages_sent = 0;
-  std::uint64_t bytes_sent = 0;
-  std::uint64_t messages_received = 0;
-  std::uint64_t refused_connections = 0;
-};
-
-class TcpTransport final : public PeerTransport {
+class TcpTransport final : public ToolTransport {
  public:
-  using ErrorHandler = std::function<void(Rank peer, const std::string& what)>;
-
   TcpTransport(asio::io_context& io, Rank self, std::uint32_t size, std::string token);
   ~TcpTransport() override;
 
@@ -34,17 +25,17 @@ class TcpTransport final : public PeerTransport {
   std::string listen(const std::string& bind_host, const std::string& advertise_host);
   // Endpoints of every tool, indexed by rank (from listen() on each).
   void set_peers(std::vector<std::string> endpoints);
-  void set_error_handler(ErrorHandler h) { on_error_ = std::move(h); }
+  void set_error_handler(ErrorHandler h) override { on_error_ = std::move(h); }
   // Stops reporting peer losses (orderly shutdown) and closes everything.
-  void close();
+  void close() override;
   // True when every queued message has been handed to the kernel.
-  bool flushed() const;
+  bool flushed() const override;
 
   void send(Rank dst, PeerChannel ch, std::span<const std::uint8_t> payload) override;
   void set_handler(PeerChannel ch, Handler h) override;
   Rank self() const override { return self_; }
   std::uint32_t size() const override { return size_; }
-  const TransportStats& stats() const { return stats_; }
+  const TransportStats& stats() const override { return stats_; }
 
  private:
   struct Outgoing;

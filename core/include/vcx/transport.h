@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 
 #include "vcx/types.h"
 
@@ -27,6 +28,33 @@ class PeerTransport {
   virtual void set_handler(PeerChannel ch, Handler h) = 0;
   virtual Rank self() const = 0;
   virtual std::uint32_t size() const = 0;
+};
+
+struct TransportStats {
+  std::uint64_t messages_sent = 0;  // loopback included
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t messages_received = 0;  // from other tools
+  std::uint64_t bytes_received = 0;
+  std::uint64_t refused_connections = 0;  // TCP: connections without the session token
+};
+
+// What the tool process needs from a transport beyond what plugins see:
+// failure reports, progress, an orderly close and counters.
+class ToolTransport : public PeerTransport {
+ public:
+  using ErrorHandler = std::function<void(Rank peer, const std::string& what)>;
+  virtual void set_error_handler(ErrorHandler h) = 0;
+  // A transport whose messages arrive without waking the event loop (no file
+  // descriptor to wait on) needs the loop to call poll() now and then.
+  virtual bool needs_polling() const { return false; }
+  // Makes progress and delivers what has arrived; returns how many messages
+  // were delivered.
+  virtual std::size_t poll() { return 0; }
+  // True when every queued message has left this process.
+  virtual bool flushed() const = 0;
+  // Stops reporting peer losses (orderly shutdown) and closes everything.
+  virtual void close() = 0;
+  virtual const TransportStats& stats() const = 0;
 };
 
 }  // namespace vcx

@@ -10,13 +10,6 @@
 namespace vcx::channel {
 namespace {
 
-std::uint64_t now_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
 void write_padding(std::uint8_t* at, std::uint64_t bytes) noexcept {
   // A padding record may be as short as 8 bytes: only size and model are written.
   const std::uint32_t size = static_cast<std::uint32_t>(bytes);

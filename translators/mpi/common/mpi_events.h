@@ -261,7 +261,12 @@ namespace vcx::mpi {
   X(Rget_accumulate_c, RmaAccess, None) \
   X(Comm_free, CommFree, None) \
   X(Comm_disconnect, CommFree, None) \
-  X(Abort, Abort, None)
+  X(Abort, Abort, None) \
+  X(Annotate_tick, Annotate, None) \
+  X(Annotate_process_signal, Annotate, None) \
+  X(Annotate_process_wait, Annotate, None) \
+  X(Annotate_resource_signal, Annotate, None) \
+  X(Annotate_resource_wait, Annotate, None)
 
 enum class Call : std::uint16_t {
 #define VCX_X(name, family, kind) name,
@@ -277,11 +282,21 @@ inline constexpr const char* kCallNames[] = {
 };
 static_assert(sizeof(kCallNames) / sizeof(kCallNames[0]) == static_cast<std::size_t>(Call::Count));
 
+// Names of the annotation calls (the Annotate family), in call order from
+// Call::Annotate_tick.
+inline constexpr const char* kAnnotationNames[] = {
+    "vcx_annotate_tick", "vcx_annotate_process_signal", "vcx_annotate_process_wait",
+    "vcx_annotate_resource_signal", "vcx_annotate_resource_wait",
+};
+static_assert(static_cast<std::size_t>(Call::Annotate_tick) +
+                  sizeof(kAnnotationNames) / sizeof(kAnnotationNames[0]) ==
+              static_cast<std::size_t>(Call::Count));
+
 enum class Family : std::uint8_t {
   Init, Finalize, Abort, Send, SendInit, Recv, Irecv, RecvInit, Start, RequestFree, Mprobe,
   Mrecv, Cancel, Completion, Sendrecv, Isendrecv, Collective, Icollective, Pcollective, CommCreate,
   CommFree, WinCreate, WinFree, WinFence, WinPost, WinStart, WinComplete, WinWait, WinLock,
-  WinUnlock, WinLockAll, WinUnlockAll, RmaAccess,
+  WinUnlock, WinLockAll, WinUnlockAll, RmaAccess, Annotate,
 };
 enum class CollKind : std::uint8_t { None, AllToAll, OneToAll, AllToOne, Prefix, Neighbor };
 
@@ -488,6 +503,18 @@ struct CommFreeEvent {  // MPI_Comm_free, MPI_Comm_disconnect
   std::uint64_t comm;
 };
 
+// ---- user annotations (annotations/include/vcx/annotate.h) ----
+
+// One annotation, reported by the interceptor's MPI_Pcontrol. The
+// Annotate_* calls are vcx's, not MPI's: the translator names them
+// vcx_annotate_* (kAnnotationNames).
+struct AnnotateEvent {
+  std::uint64_t comm;
+  std::int64_t id;    // process annotations: the tag; resource ones: the resource
+  std::int32_t rank;  // communicator rank (target, origin or deposition)
+  std::int32_t reserved;
+};
+
 static_assert(sizeof(InitEvent) == 32);
 static_assert(sizeof(SendEvent) == 32);
 static_assert(sizeof(RecvEvent) == 24);
@@ -504,6 +531,7 @@ static_assert(sizeof(MrecvEvent) == 24);
 static_assert(sizeof(AbortEvent) == 16);
 static_assert(sizeof(CommCreateEvent) == 48);
 static_assert(sizeof(CommFreeEvent) == 8);
+static_assert(sizeof(AnnotateEvent) == 24);
 static_assert(sizeof(WinCreateEvent) == 16);
 static_assert(sizeof(WinEvent) == 16);
 static_assert(sizeof(WinGroupEvent) == 16);

@@ -65,7 +65,7 @@ int nonblocking_collective(mpi::Call call, MPI_Comm comm, int root, MPI_Request*
   const int rc = pmpi();
   Runtime& rt = runtime();
   if (rc != MPI_SUCCESS || !rt.active()) return rc;
-  rt.push(call, collective_event(comm, root, request_handle(*request)), false);
+  rt.push(call, collective_event(comm, root, rt.new_request_id(*request)), false);
   rt.remember(*request, role_waits(call, comm, root) ? RequestKind::Waits : RequestKind::Other,
               persistent);
   return rc;

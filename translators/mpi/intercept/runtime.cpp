@@ -1,5 +1,6 @@
 #include "runtime.h"
 
+#include "ending.h"
 #include "vcx/channel/futex.h"
 
 #include <poll.h>
@@ -40,10 +41,16 @@ MPI_Comm g_progress_comm = MPI_COMM_NULL;
 MPI_Request g_progress_request = MPI_REQUEST_NULL;
 int g_progress_buffer = 0;
 
+// Threads waiting for their tool at the same time must not use the one
+// request concurrently (MPI forbids it); one testing it is enough.
+std::atomic_flag g_progress_busy = ATOMIC_FLAG_INIT;
+
 void drive_progress(void*) {
   if (g_progress_request == MPI_REQUEST_NULL) return;
+  if (g_progress_busy.test_and_set(std::memory_order_acquire)) return;
   int flag = 0;
   PMPI_Test(&g_progress_request, &flag, MPI_STATUS_IGNORE);
+  g_progress_busy.clear(std::memory_order_release);
 }
 
 void start_progress() {
@@ -95,6 +102,7 @@ void Runtime::start(int thread_level) {
                    "vcx-run; running without analysis\n");
     return;
   }
+  watch_ending(dir, world_rank_);
   channel::AttachHello hello{};
   hello.magic = channel::kAttachMagic;
   hello.version = channel::kAttachVersion;
@@ -107,9 +115,9 @@ void Runtime::start(int thread_level) {
 
   int timeout_ms = 30'000;
   if (const char* t = std::getenv("VCX_ATTACH_TIMEOUT_MS")) timeout_ms = std::atoi(t);
-  const std::string path = std::string(dir) + "/tool-" + std::to_string(world_rank_) + ".sock";
+  // The tool decides the channel (shared memory or TCP) by what it publishes.
   std::string error;
-  if (!channel::attach_to_tool(path, hello, timeout_ms, &attachment_, &error)) {
+  if (!channel::attach_in_session(dir, hello, timeout_ms, &attachment_, &error)) {
     std::fprintf(stderr, "vcx: rank %d: cannot reach its tool process: %s\n", world_rank_,
                  error.c_str());
     if (continue_on_failure()) {
@@ -117,10 +125,11 @@ void Runtime::start(int thread_level) {
                    world_rank_);
       return;
     }
+    record_ending("tool-failed", 70);
     PMPI_Abort(MPI_COMM_WORLD, 70);
     return;
   }
-  no_stall_ = (attachment_.control->flags & channel::kModeNoStall) != 0;
+  no_stall_ = (attachment_.mode_flags & channel::kModeNoStall) != 0;
   serialise_ = thread_level == MPI_THREAD_MULTIPLE;
   channel::ProducerHooks hooks;
   hooks.ctx = &attachment_.socket_fd;
@@ -133,7 +142,7 @@ void Runtime::start(int thread_level) {
   hooks.progress = &drive_progress;
   channel::WaitPolicy policy;
   if (const char* s = std::getenv("VCX_SPIN_NS")) policy.spin_ns = std::strtoull(s, nullptr, 10);
-  producer_ = channel::RingProducer(attachment_.control, hooks, policy);
+  producer_ = channel::Producer(attachment_, hooks, policy);
   active_ = true;
 
   mpi::InitEvent ev{};
@@ -146,12 +155,16 @@ void Runtime::start(int thread_level) {
 }
 
 void Runtime::stop() {
+  ending_finalized();
   if (!active_) return;
   const std::uint64_t seq = push(mpi::Call::Finalize, std::uint64_t{0}, true);
   wait(seq);
   lock();
-  if (producer_.begin(Model::Control, static_cast<std::uint16_t>(ControlEvent::Detach), 0, 0))
+  if (void* p = producer_.begin(Model::Control, static_cast<std::uint16_t>(ControlEvent::Detach),
+                                0, sizeof(DetachEvent))) {
+    *static_cast<DetachEvent*>(p) = DetachEvent{producer_.stall_ns(), producer_.backpressure_ns()};
     producer_.commit();
+  }
   unlock();
   active_ = false;
   stop_progress();
@@ -183,7 +196,7 @@ void* Runtime::begin(mpi::Call call, std::size_t payload, bool needs_reply) {
                    world_rank_, mpi::kCallNames[static_cast<int>(call)] + 4, payload);
       PMPI_Abort(MPI_COMM_WORLD, 70);
     }
-    tool_failed("while the channel was full");
+    tool_failed("while the application was sending to it");
     return nullptr;
   }
   return p;
@@ -197,7 +210,7 @@ void* Runtime::begin_always_answered(mpi::Call call, std::size_t payload) {
                             payload);
   if (!p) {
     unlock();
-    tool_failed("while the channel was full");
+    tool_failed("while the application was sending to it");
   }
   return p;
 }
@@ -222,20 +235,61 @@ void Runtime::wait(std::uint64_t ticket) {
 void Runtime::tool_failed(const char* what) {
   if (!active_) return;
   active_ = false;
-  std::fprintf(stderr, "vcx: rank %d: the tool process stopped %s", world_rank_, what);
+  // The tools stop when an application rank ends without MPI_Finalize; the
+  // job is ending then (mpiexec stops the other ranks when one fails), and
+  // until it does this rank runs on as it would without vcx.
+  if (another_rank_ended(std::getenv("VCX_SESSION_DIR"))) {
+    std::fprintf(stderr,
+                 "vcx: rank %d: analysis stopped because another application rank ended; "
+                 "running on without it\n",
+                 world_rank_);
+    return;
+  }
+  // One write per line: the ranks share the terminal.
   if (continue_on_failure()) {
-    std::fprintf(stderr, "; running on without analysis (VCX_ON_TOOL_FAILURE=continue)\n");
+    std::fprintf(stderr,
+                 "vcx: rank %d: the tool process stopped %s; running on without analysis "
+                 "(--on-tool-failure=continue)\n",
+                 world_rank_, what);
     return;
   }
   std::fprintf(stderr,
-               "; aborting the job (set VCX_ON_TOOL_FAILURE=continue to run on unanalysed)\n");
+               "vcx: rank %d: the tool process stopped %s; aborting the job "
+               "(vcx-run --on-tool-failure=continue lets it run on unanalysed)\n",
+               world_rank_, what);
+  // mpiexec may take the job down before it forwards the line above; vcx-run
+  // says it again from this record.
+  record_ending("tool-failed", 70);
   PMPI_Abort(MPI_COMM_WORLD, 70);
+}
+
+// MPICH's handles are ints: the generation goes above them.
+static_assert(sizeof(MPI_Request) <= sizeof(std::uint32_t), "request ids pack handle and generation");
+
+std::uint64_t Runtime::new_request_id(MPI_Request r) {
+  if (!serialise_) return request_handle(r);
+  const auto h = static_cast<std::uint32_t>(r);
+  lock();
+  const std::uint32_t generation = ++generations_[h];
+  unlock();
+  return std::uint64_t{generation} << 32 | h;
+}
+
+std::uint64_t Runtime::request_id(MPI_Request r) {
+  if (!serialise_) return request_handle(r);
+  const auto h = static_cast<std::uint32_t>(r);
+  lock();
+  const auto it = generations_.find(h);
+  const std::uint32_t generation = it == generations_.end() ? 0 : it->second;
+  unlock();
+  return std::uint64_t{generation} << 32 | h;
 }
 
 void Runtime::remember(MPI_Request r, RequestKind k, bool persistent) {
   if ((k == RequestKind::Other && !persistent) || !active_ || r == MPI_REQUEST_NULL) return;
+  const std::uint64_t id = request_id(r);
   lock();
-  insert(request_handle(r), k, persistent, !persistent);
+  insert(id, k, persistent, !persistent);
   unlock();
 }
 
@@ -261,30 +315,31 @@ Runtime::Entry* Runtime::find(std::uint64_t key) {
 }
 
 void Runtime::activate(MPI_Request r) {
+  const std::uint64_t id = request_id(r);
   lock();
-  if (Entry* e = find(request_handle(r))) e->active = true;
+  if (Entry* e = find(id)) e->active = true;
   unlock();
 }
 
-std::optional<RequestKind> Runtime::complete(MPI_Request r) {
+std::optional<RequestKind> Runtime::complete(std::uint64_t id) {
   lock();
   std::optional<RequestKind> result = RequestKind::Other;
-  if (Entry* e = find(request_handle(r))) {
+  if (Entry* e = find(id)) {
     result = e->kind;
     if (e->persistent) {
       if (!e->active) result.reset();
       e->active = false;
     } else {
-      erase(request_handle(r));
+      erase(id);
     }
   }
   unlock();
   return result;
 }
 
-void Runtime::forget(MPI_Request r) {
+void Runtime::forget(std::uint64_t id) {
   lock();
-  erase(request_handle(r));
+  erase(id);
   unlock();
 }
 

@@ -8,11 +8,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "../common/mpi_events.h"
 #include "vcx/channel/attach.h"
-#include "vcx/channel/ring.h"
+#include "vcx/channel/producer.h"
 #include "vcx/types.h"
 
 namespace vcx::mpi_intercept {
@@ -59,15 +60,29 @@ class Runtime {
     return commit();
   }
 
-  // A new request. Non-persistent requests of kind Other need no entry.
+  // Requests are named in events by id, not by handle: MPI hands a freed
+  // handle out again at once, and under MPI_THREAD_MULTIPLE another thread
+  // may create a request under it before the thread that completed the old
+  // one has reported that; the channel would then see the old request's
+  // completion after the new one's creation, under the same name. So under
+  // MPI_THREAD_MULTIPLE an id is the handle plus a generation, bumped each
+  // time MPI returns the handle for a new request (otherwise it is the
+  // handle). A creation takes new_request_id() after its MPI call; anything
+  // that ends a request (completion, MPI_Request_free) takes request_id()
+  // before its MPI call, while the handle is still the caller's.
+  std::uint64_t new_request_id(MPI_Request r);
+  std::uint64_t request_id(MPI_Request r);
+
+  // A new request (after new_request_id). Non-persistent requests of kind
+  // Other need no entry.
   void remember(MPI_Request r, RequestKind k, bool persistent = false);
   // MPI_Start on a persistent request.
   void activate(MPI_Request r);
-  // The request completed: its kind, or nullopt when it was an inactive
-  // persistent request (nothing completed).
-  std::optional<RequestKind> complete(MPI_Request r);
-  // MPI_Request_free.
-  void forget(MPI_Request r);
+  // The request with this id completed: its kind, or nullopt when it was an
+  // inactive persistent request (nothing completed).
+  std::optional<RequestKind> complete(std::uint64_t id);
+  // MPI_Request_free of the request with this id.
+  void forget(std::uint64_t id);
 
   // Scratch space for the Wait/Test family (saved handles and statuses when
   // the user passed MPI_STATUSES_IGNORE): per thread, reused, so no
@@ -88,7 +103,7 @@ class Runtime {
   bool serialise_ = false;  // MPI_THREAD_MULTIPLE: several threads push
   int world_rank_ = -1;
   channel::Attachment attachment_{};
-  channel::RingProducer producer_{};
+  channel::Producer producer_{};
   bool reply_wanted_ = false;
   MPI_Group world_group_ = MPI_GROUP_NULL;
 
@@ -105,6 +120,8 @@ class Runtime {
   void erase(std::uint64_t key);
   std::vector<Entry> requests_ = std::vector<Entry>(256);
   std::size_t request_count_ = 0;
+  // Generation of each request handle MPI has returned (MPI_THREAD_MULTIPLE).
+  std::unordered_map<std::uint32_t, std::uint32_t> generations_;
 
 };
 
@@ -117,6 +134,7 @@ inline std::int32_t event_rank(int r) {
 }
 inline std::int32_t event_tag(int t) { return t == MPI_ANY_TAG ? mpi::kTagAny : t; }
 inline std::uint64_t comm_handle(MPI_Comm c) { return static_cast<std::uint64_t>(c); }
+// The raw handle; events name requests by Runtime::request_id instead.
 inline std::uint64_t request_handle(MPI_Request r) { return static_cast<std::uint64_t>(r); }
 inline std::uint64_t window_handle(MPI_Win w) { return static_cast<std::uint64_t>(w); }
 

@@ -1,4 +1,5 @@
 // MPI_Init, MPI_Init_thread, MPI_Finalize.
+#include "ending.h"
 #include "runtime.h"
 
 using namespace vcx::mpi_intercept;
@@ -25,6 +26,7 @@ int MPI_Finalize(void) {
 }  // extern "C"
 
 extern "C" int MPI_Abort(MPI_Comm comm, int errorcode) {
+  record_ending("abort", errorcode);
   Runtime& rt = runtime();
   if (rt.active()) {
     // The tools learn why the application job is about to end.

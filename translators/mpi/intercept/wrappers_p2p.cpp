@@ -2,6 +2,7 @@
 // clock travels while the data does; receives push after, with the status.
 // Large-count (_c) variants share the plain forms' code.
 #include <cstring>
+#include <vector>
 
 #include "runtime.h"
 
@@ -15,7 +16,7 @@ vcx::mpi::SendEvent send_event(MPI_Comm comm, int dest, int tag, SendMode mode,
                                MPI_Request request) {
   vcx::mpi::SendEvent ev{};
   ev.comm = comm_handle(comm);
-  ev.request = request == MPI_REQUEST_NULL ? 0 : request_handle(request);
+  ev.request = request == MPI_REQUEST_NULL ? 0 : runtime().new_request_id(request);
   ev.dest = event_rank(dest);
   ev.tag = tag;
   ev.mode = mode;
@@ -87,7 +88,7 @@ int post_recv(Call call, MPI_Comm comm, int source, int tag, MPI_Request* reques
   if (rc != MPI_SUCCESS || !rt.active()) return rc;
   vcx::mpi::IrecvEvent ev{};
   ev.comm = comm_handle(comm);
-  ev.request = request_handle(*request);
+  ev.request = rt.new_request_id(*request);
   ev.source = event_rank(source);
   ev.tag = event_tag(tag);
   rt.push(call, ev, false);
@@ -122,12 +123,14 @@ int matched_recv(Call call, MPI_Message* message, MPI_Status* status, F&& pmpi) 
   Runtime& rt = runtime();
   if (!rt.active()) return pmpi(status);
   const MPI_Message saved = *message;
+  // Message handles come from MPICH's request pool: named like requests.
+  const std::uint64_t message_id = rt.request_id(saved);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   const int rc = pmpi(st);
   if (rc != MPI_SUCCESS) return rc;
   vcx::mpi::MrecvEvent ev{};
-  ev.message = static_cast<std::uint64_t>(saved);
+  ev.message = message_id;
   ev.status_source = event_rank(st->MPI_SOURCE);
   ev.status_tag = st->MPI_TAG;
   rt.wait(rt.push(call, ev, saved != MPI_MESSAGE_NO_PROC));
@@ -139,11 +142,12 @@ int matched_irecv(Call call, MPI_Message* message, MPI_Request* request, F&& pmp
   Runtime& rt = runtime();
   if (!rt.active()) return pmpi();
   const MPI_Message saved = *message;
+  const std::uint64_t message_id = rt.request_id(saved);
   const int rc = pmpi();
   if (rc != MPI_SUCCESS) return rc;
   vcx::mpi::MrecvEvent ev{};
-  ev.message = static_cast<std::uint64_t>(saved);
-  ev.request = request_handle(*request);
+  ev.message = message_id;
+  ev.request = rt.new_request_id(*request);
   rt.push(call, ev, false);
   if (saved != MPI_MESSAGE_NO_PROC) rt.remember(*request, RequestKind::Waits);
   return rc;
@@ -157,7 +161,7 @@ int isendrecv(Call call, int dest, int sendtag, int source, int recvtag, MPI_Com
   if (rc != MPI_SUCCESS || !rt.active()) return rc;
   vcx::mpi::IsendrecvEvent ev{};
   ev.comm = comm_handle(comm);
-  ev.request = request_handle(*request);
+  ev.request = rt.new_request_id(*request);
   ev.dest = event_rank(dest);
   ev.send_tag = sendtag;
   ev.source = event_rank(source);
@@ -171,7 +175,7 @@ void report_probe(Call call, MPI_Comm comm, int source, int tag, MPI_Message mes
                   const MPI_Status* st) {
   vcx::mpi::MprobeEvent ev{};
   ev.comm = comm_handle(comm);
-  ev.message = static_cast<std::uint64_t>(message);
+  ev.message = runtime().new_request_id(message);
   ev.source = event_rank(source);
   ev.tag = event_tag(tag);
   ev.status_source = event_rank(st->MPI_SOURCE);
@@ -181,15 +185,16 @@ void report_probe(Call call, MPI_Comm comm, int source, int tag, MPI_Message mes
 
 void report_start(int count, const MPI_Request* requests) {
   Runtime& rt = runtime();
+  // The ids first: looking them up takes the lock that begin() holds.
+  thread_local std::vector<std::uint64_t> ids;
+  ids.resize(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) ids[static_cast<std::size_t>(i)] = rt.request_id(requests[i]);
   const std::size_t bytes = sizeof(vcx::mpi::StartEvent) + static_cast<std::size_t>(count) * 8;
   auto* p = static_cast<std::uint8_t*>(rt.begin(count == 1 ? Call::Start : Call::Startall, bytes, false));
   if (!p) return;
   const vcx::mpi::StartEvent head{static_cast<std::uint32_t>(count), 0};
   std::memcpy(p, &head, sizeof head);
-  for (int i = 0; i < count; ++i) {
-    const std::uint64_t h = request_handle(requests[i]);
-    std::memcpy(p + sizeof head + static_cast<std::size_t>(i) * 8, &h, 8);
-  }
+  std::memcpy(p + sizeof head, ids.data(), static_cast<std::size_t>(count) * 8);
   rt.commit();
 }
 
@@ -399,12 +404,13 @@ int MPI_Startall(int count, MPI_Request requests[]) {
 }
 
 int MPI_Request_free(MPI_Request* request) {
-  const MPI_Request saved = *request;
-  const int rc = PMPI_Request_free(request);
   Runtime& rt = runtime();
+  const MPI_Request saved = *request;
+  const std::uint64_t id = rt.active() ? rt.request_id(saved) : 0;
+  const int rc = PMPI_Request_free(request);
   if (rc == MPI_SUCCESS && rt.active() && saved != MPI_REQUEST_NULL) {
-    rt.push(Call::Request_free, vcx::mpi::RequestEvent{request_handle(saved)}, false);
-    rt.forget(saved);
+    rt.push(Call::Request_free, vcx::mpi::RequestEvent{id}, false);
+    rt.forget(id);
   }
   return rc;
 }

@@ -74,7 +74,7 @@ void record(Call call, RmaKind kind, const void* origin, MPI_Count origin_count,
   ev.origin_bytes = origin_type == MPI_DATATYPE_NULL ? 0 : type_span(origin_count, origin_type);
   ev.target_disp = target_disp;
   ev.target_bytes = type_bytes(target_count, target_type);
-  ev.request = request ? request_handle(*request) : 0;
+  ev.request = request ? rt.new_request_id(*request) : 0;
   ev.target_rank = target_rank;
   MPI_Aint lb = 0, extent = 0;
   PMPI_Type_get_extent(target_type, &lb, &extent);

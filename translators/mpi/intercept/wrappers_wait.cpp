@@ -1,5 +1,6 @@
-// The Wait/Test family. Completed requests are reported with the handle they
-// had before the call (MPI resets non-persistent ones) and their status; the
+// The Wait/Test family. Completed requests are reported by the id of the
+// handle they had before the call (MPI resets non-persistent ones; the ids
+// are taken before the call, see Runtime::request_id) and their status; the
 // call makes the application wait for the tool only if it completed a
 // request whose completion merges something (a receive, a synchronous send,
 // a collective member's wait part). Completing an inactive persistent
@@ -15,15 +16,15 @@ using vcx::mpi::Call;
 namespace {
 
 struct Done {
-  MPI_Request request;
+  std::uint64_t request;  // its id (Runtime::request_id)
   const MPI_Status* status;
 };
 
 // The completions of one call, gathered before the event is pushed.
 thread_local std::vector<Done> t_done;
 
-void add(MPI_Request r, const MPI_Status* st) {
-  if (r != MPI_REQUEST_NULL) t_done.push_back(Done{r, st});
+void add(MPI_Request r, std::uint64_t id, const MPI_Status* st) {
+  if (r != MPI_REQUEST_NULL) t_done.push_back(Done{id, st});
 }
 
 void report(Call call) {
@@ -49,7 +50,7 @@ void report(Call call) {
     // Local and cheap: a cancelled operation matched nothing.
     int cancelled = 0;
     PMPI_Test_cancelled(t_done[i].status, &cancelled);
-    const vcx::mpi::Completion c{request_handle(t_done[i].request),
+    const vcx::mpi::Completion c{t_done[i].request,
                                  event_rank(t_done[i].status->MPI_SOURCE),
                                  t_done[i].status->MPI_TAG, cancelled, 0};
     std::memcpy(p + sizeof head + i * sizeof c, &c, sizeof c);
@@ -71,6 +72,15 @@ MPI_Request* save(const MPI_Request* reqs, int n) {
   return v.data();
 }
 
+// The ids of saved requests, taken before the MPI call frees their handles.
+const std::uint64_t* ids_of(const MPI_Request* saved, int n) {
+  thread_local std::vector<std::uint64_t> v;
+  if (v.size() < static_cast<std::size_t>(n)) v.resize(static_cast<std::size_t>(n));
+  Runtime& rt = runtime();
+  for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = rt.request_id(saved[i]);
+  return v.data();
+}
+
 }  // namespace
 
 extern "C" {
@@ -79,12 +89,13 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Wait(request, status);
   const MPI_Request saved = *request;
+  const std::uint64_t id = rt.request_id(saved);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   const int rc = PMPI_Wait(request, st);
   if (rc != MPI_SUCCESS) return rc;
   t_done.clear();
-  add(saved, st);
+  add(saved, id, st);
   report(Call::Wait);
   return rc;
 }
@@ -93,12 +104,13 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Test(request, flag, status);
   const MPI_Request saved = *request;
+  const std::uint64_t id = rt.request_id(saved);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   const int rc = PMPI_Test(request, flag, st);
   if (rc != MPI_SUCCESS || !*flag) return rc;
   t_done.clear();
-  add(saved, st);
+  add(saved, id, st);
   report(Call::Test);
   return rc;
 }
@@ -107,11 +119,12 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Waitall(count, requests, statuses);
   MPI_Request* saved = save(requests, count);
+  const std::uint64_t* ids = ids_of(saved, count);
   MPI_Status* st = status_array(statuses, count);
   const int rc = PMPI_Waitall(count, requests, st);
   if (rc != MPI_SUCCESS) return rc;
   t_done.clear();
-  for (int i = 0; i < count; ++i) add(saved[i], &st[i]);
+  for (int i = 0; i < count; ++i) add(saved[i], ids[i], &st[i]);
   report(Call::Waitall);
   return rc;
 }
@@ -120,11 +133,12 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Testall(count, requests, flag, statuses);
   MPI_Request* saved = save(requests, count);
+  const std::uint64_t* ids = ids_of(saved, count);
   MPI_Status* st = status_array(statuses, count);
   const int rc = PMPI_Testall(count, requests, flag, st);
   if (rc != MPI_SUCCESS || !*flag) return rc;
   t_done.clear();
-  for (int i = 0; i < count; ++i) add(saved[i], &st[i]);
+  for (int i = 0; i < count; ++i) add(saved[i], ids[i], &st[i]);
   report(Call::Testall);
   return rc;
 }
@@ -133,12 +147,13 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Waitany(count, requests, index, status);
   MPI_Request* saved = save(requests, count);
+  const std::uint64_t* ids = ids_of(saved, count);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   const int rc = PMPI_Waitany(count, requests, index, st);
   if (rc != MPI_SUCCESS || *index == MPI_UNDEFINED) return rc;
   t_done.clear();
-  add(saved[*index], st);
+  add(saved[*index], ids[*index], st);
   report(Call::Waitany);
   return rc;
 }
@@ -147,21 +162,22 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_St
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Testany(count, requests, index, flag, status);
   MPI_Request* saved = save(requests, count);
+  const std::uint64_t* ids = ids_of(saved, count);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   const int rc = PMPI_Testany(count, requests, index, flag, st);
   if (rc != MPI_SUCCESS || !*flag || *index == MPI_UNDEFINED) return rc;
   t_done.clear();
-  add(saved[*index], st);
+  add(saved[*index], ids[*index], st);
   report(Call::Testany);
   return rc;
 }
 
-static void report_some(Call call, const MPI_Request* saved, int outcount, const int* indices,
-                        const MPI_Status* st) {
+static void report_some(Call call, const MPI_Request* saved, const std::uint64_t* ids,
+                        int outcount, const int* indices, const MPI_Status* st) {
   if (outcount == MPI_UNDEFINED || outcount <= 0) return;
   t_done.clear();
-  for (int i = 0; i < outcount; ++i) add(saved[indices[i]], &st[i]);
+  for (int i = 0; i < outcount; ++i) add(saved[indices[i]], ids[indices[i]], &st[i]);
   report(call);
 }
 
@@ -170,9 +186,10 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
   MPI_Request* saved = save(requests, incount);
+  const std::uint64_t* ids = ids_of(saved, incount);
   MPI_Status* st = status_array(statuses, incount);
   const int rc = PMPI_Waitsome(incount, requests, outcount, indices, st);
-  if (rc == MPI_SUCCESS) report_some(Call::Waitsome, saved, *outcount, indices, st);
+  if (rc == MPI_SUCCESS) report_some(Call::Waitsome, saved, ids, *outcount, indices, st);
   return rc;
 }
 
@@ -181,9 +198,10 @@ int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
   MPI_Request* saved = save(requests, incount);
+  const std::uint64_t* ids = ids_of(saved, incount);
   MPI_Status* st = status_array(statuses, incount);
   const int rc = PMPI_Testsome(incount, requests, outcount, indices, st);
-  if (rc == MPI_SUCCESS) report_some(Call::Testsome, saved, *outcount, indices, st);
+  if (rc == MPI_SUCCESS) report_some(Call::Testsome, saved, ids, *outcount, indices, st);
   return rc;
 }
 
@@ -192,7 +210,7 @@ int MPI_Cancel(MPI_Request* request) {
   // Reported first: the translator holds back later receives on the queue
   // of a receive whose cancellation may succeed.
   if (rt.active() && *request != MPI_REQUEST_NULL)
-    rt.push(Call::Cancel, vcx::mpi::RequestEvent{request_handle(*request)}, false);
+    rt.push(Call::Cancel, vcx::mpi::RequestEvent{rt.request_id(*request)}, false);
   return PMPI_Cancel(request);
 }
 

@@ -11,7 +11,10 @@ MpiTranslator::MpiTranslator(ToolHost& host)
     : host_(host), self_(host.rank()), world_size_(host.world_size()) {}
 
 const char* MpiTranslator::call_name(std::uint16_t call) const {
-  return call < static_cast<std::uint16_t>(Call::Count) ? kCallNames[call] : "MPI_?";
+  if (call >= static_cast<std::uint16_t>(Call::Count)) return "MPI_?";
+  if (kCallFamily[call] == Family::Annotate)
+    return kAnnotationNames[call - static_cast<std::uint16_t>(Call::Annotate_tick)];
+  return kCallNames[call];
 }
 
 const CommPtr& MpiTranslator::comm(std::uint64_t handle) {
@@ -69,6 +72,7 @@ void MpiTranslator::translate(const EventHeader& ev, ExchangeControl& ctl, CallP
     case Family::WinLockAll:
     case Family::WinUnlockAll: on_win(kCallFamily[ev.type], p.as<WinEvent>(), ctl, out); break;
     case Family::RmaAccess: break;  // not clocked; recorded for the race analysis
+    case Family::Annotate: on_annotate(call, p.as<AnnotateEvent>(), ctl, out); break;
   }
 }
 

@@ -127,6 +127,9 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
                     CallProgram& out);
   WinData& win(std::uint64_t handle);
 
+  // ---- user annotations (annotations.cpp) ----
+  void on_annotate(Call call, const AnnotateEvent& e, ExchangeControl& ctl, CallProgram& out);
+
   // ---- communicators (communicators.cpp) ----
   void on_init(const InitEvent& e, ExchangeControl& ctl);
   void on_comm_create(Call call, const std::uint8_t* payload, std::size_t size,

@@ -1,8 +1,14 @@
-// How an application process attaches to its tool process: it connects to the
-// tool's Unix socket in the session directory, says hello, and receives the
-// shared-memory block as a file descriptor (memfd, never a name in /dev/shm).
-// The socket stays open for the whole run: a byte on it wakes a sleeping tool,
-// and its end-of-file tells each side that the other is gone.
+// How an application process attaches to its tool process. The tool decides
+// the channel and publishes one of two things in the session directory:
+//
+//  * shm: its Unix socket `tool-<rank>.sock`. The application connects, says
+//    hello, and receives the shared-memory block as a file descriptor (memfd,
+//    never a name in /dev/shm). The socket stays open for the whole run: a
+//    byte on it wakes a sleeping tool, and its end-of-file tells each side
+//    that the other is gone.
+//  * tcp: the file `tool-<rank>.tcp` holding its endpoint "host:port". The
+//    application connects, says the same hello, and the connection then
+//    carries the events (tcp_channel.h).
 #pragma once
 
 #include <cstddef>
@@ -45,7 +51,8 @@ struct AttachReply {
   std::uint64_t magic;
   AttachStatus status;
   std::uint32_t mode_flags;       // ChannelModeFlags
-  std::uint64_t channel_bytes;    // size of the mapping passed with the reply
+  std::uint64_t channel_bytes;    // shm: size of the mapping passed with the reply;
+                                  // tcp: capacity of the ring the stream mirrors
   char message[232];              // human-readable reason when status != Ok
 };
 static_assert(std::is_trivially_copyable_v<AttachReply>);
@@ -53,18 +60,40 @@ static_assert(sizeof(AttachReply) == 256);
 
 const char* attach_status_name(AttachStatus s);
 
+enum class ChannelKind : std::uint8_t { Shm = 0, Tcp = 1 };
+
+// What the tool publishes in the session directory, per rank.
+std::string tool_socket_path(const std::string& session_dir, std::uint32_t rank);
+std::string tool_endpoint_path(const std::string& session_dir, std::uint32_t rank);
+
+// True if `token` (NUL-padded, kTokenBytes) equals `expected`, compared in
+// constant time.
+bool token_matches(const char (&token)[kTokenBytes], const std::string& expected);
+
 // ---- application side -------------------------------------------------------
 
 struct Attachment {
-  int socket_fd = -1;
-  ChannelControl* control = nullptr;
-  std::size_t mapped_bytes = 0;
+  ChannelKind kind = ChannelKind::Shm;
+  int socket_fd = -1;                 // shm: the Unix socket; tcp: the connection
+  std::uint32_t mode_flags = 0;       // ChannelModeFlags, from the tool's reply
+  ChannelControl* control = nullptr;  // shm only
+  std::size_t mapped_bytes = 0;       // shm only
+  std::uint64_t ring_capacity = 0;    // tcp only: the ring the stream mirrors
 };
 
+// Waits (up to timeout_ms) until the tool of `hello.world_rank` has
+// published its socket or its endpoint in `session_dir`, then attaches
+// through whichever it is. On failure returns false and fills `error`,
+// naming what was tried.
+bool attach_in_session(const std::string& session_dir, const AttachHello& hello, int timeout_ms,
+                       Attachment* out, std::string* error);
 // Connects (retrying until timeout_ms while the socket does not exist yet),
 // sends hello, maps the channel. On failure returns false and fills `error`.
 bool attach_to_tool(const std::string& socket_path, const AttachHello& hello, int timeout_ms,
                     Attachment* out, std::string* error);
+// The same over TCP to `endpoint` ("host:port", retrying while refused).
+bool attach_to_tool_tcp(const std::string& endpoint, const AttachHello& hello, int timeout_ms,
+                        Attachment* out, std::string* error);
 void detach(Attachment* a);
 
 // ---- tool side --------------------------------------------------------------
@@ -81,6 +110,8 @@ void destroy_channel_block(ChannelBlock* b);
 
 // Reads exactly `len` bytes from a blocking socket; false on EOF or error.
 bool read_full(int fd, void* buf, std::size_t len);
+// Writes all of `buf` to a blocking socket (no SIGPIPE); false on error.
+bool write_full(int fd, const void* buf, std::size_t len);
 // Sends the reply, with the block's descriptor attached when fd >= 0.
 bool send_attach_reply(int socket_fd, const AttachReply& reply, int fd);
 

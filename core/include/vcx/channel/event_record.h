@@ -47,4 +47,12 @@ enum class ControlEvent : std::uint16_t {
   Detach = 1,  // the application finished normally (e.g. after MPI_Finalize)
 };
 
+// Payload of Detach: the application's own account of its waiting, which a
+// tool without a shared block (TCP channel) cannot read otherwise.
+struct DetachEvent {
+  std::uint64_t stall_ns;         // waiting for replies
+  std::uint64_t backpressure_ns;  // waiting for room in the channel
+};
+static_assert(sizeof(DetachEvent) == 16);
+
 }  // namespace vcx

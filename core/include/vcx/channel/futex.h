@@ -1,5 +1,8 @@
-// Process-shared futex wait/wake on a 32-bit word in shared memory.
+// Process-shared futex wait/wake on a 32-bit word in shared memory, and the
+// clock the channels' waits use.
 #pragma once
+
+#include <time.h>
 
 #include <atomic>
 #include <cstdint>
@@ -18,6 +21,14 @@ inline void cpu_relax() noexcept {
 #elif defined(__aarch64__)
   asm volatile("yield");
 #endif
+}
+
+// Monotonic time for the waits' deadlines and accounting.
+inline std::uint64_t now_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL +
+         static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
 }  // namespace vcx::channel

@@ -1,0 +1,71 @@
+# vcx-run's placement and multi-node paths, on this one machine.
+#
+#   launcher.placement.<split|shared>.n<N>    the jobs run on the cores the
+#                                             placement names (affinity read back)
+#   integration.<placement>.<channel>.<transport>.<program>.n3.stall
+#                                             exact clocks in every combination
+#   integration.multinode.<channel>.<program>.n4.<mode>
+#                                             a host file of two host names for
+#                                             this machine; clocks exact
+
+foreach(placement split shared)
+  foreach(n 2 3)
+    add_test(NAME launcher.placement.${placement}.n${n}
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/placement_check.py
+              --vcx-run $<TARGET_FILE:vcx-run> --toolproc $<TARGET_FILE:vcx-toolproc>
+              --placement ${placement} -n ${n} --timeout ${VCX_CASE_STEP_TIMEOUT})
+    set_tests_properties(launcher.placement.${placement}.n${n} PROPERTIES
+      LABELS "integration" TIMEOUT ${VCX_SELFCHECK_TEST_TIMEOUT} SKIP_RETURN_CODE 77)
+  endforeach()
+endforeach()
+
+# Every placement x channel x transport combination on the exactness
+# programs; and runs "across nodes" over a host file, also with the TCP
+# channel (the paths a cluster takes).
+set(VCX_LAUNCHER_CASE_PROGRAMS p2p_basic collectives rma_locks sync)
+foreach(prog IN LISTS VCX_LAUNCHER_CASE_PROGRAMS)
+  if(NOT prog IN_LIST VCX_TEST_PROGRAMS)
+    continue()
+  endif()
+  set(case_command ${Python3_EXECUTABLE} ${VCX_RUN_CASE}
+      --vcx-run $<TARGET_FILE:vcx-run> --vcx-trace $<TARGET_FILE:vcx-trace>
+      --mpiexec ${VCX_MPIEXEC} --program $<TARGET_FILE:vcx-test-${prog}>
+      --timeout ${VCX_CASE_STEP_TIMEOUT})
+  foreach(placement split shared)
+    foreach(channel shm tcp)
+      foreach(transport tcp mpi)
+        set(name integration.${placement}.${channel}.${transport}.${prog}.n3.stall)
+        add_test(NAME ${name}
+          COMMAND ${case_command} -n 3 --channel ${channel} --transport ${transport}
+                  --vcx-arg=--placement --vcx-arg=${placement})
+        set_tests_properties(${name} PROPERTIES
+          LABELS "integration" TIMEOUT ${VCX_CASE_TEST_TIMEOUT} PROCESSORS 6)
+      endforeach()
+    endforeach()
+  endforeach()
+  foreach(channel shm tcp)
+    foreach(mode stall nostall)
+      set(extra)
+      if(mode STREQUAL "nostall")
+        set(extra --no-stall)
+      endif()
+      set(name integration.multinode.${channel}.${prog}.n4.${mode})
+      add_test(NAME ${name}
+        COMMAND ${case_command} -n 4 ${extra} --channel ${channel}
+                --vcx-arg=-f --vcx-arg=${CMAKE_CURRENT_SOURCE_DIR}/hosts-two-local.txt)
+      set_tests_properties(${name} PROPERTIES
+        LABELS "integration" TIMEOUT ${VCX_CASE_TEST_TIMEOUT} PROCESSORS 8)
+    endforeach()
+  endforeach()
+endforeach()
+
+# The progress line: in a terminal only.
+add_executable(vcx-test-timed-loop timed_loop.c)
+target_link_libraries(vcx-test-timed-loop PRIVATE vcx::mpich)
+set_target_properties(vcx-test-timed-loop PROPERTIES RUNTIME_OUTPUT_DIRECTORY
+                      ${CMAKE_CURRENT_BINARY_DIR})
+add_test(NAME launcher.progress-line
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/progress_line.py
+          --vcx-run $<TARGET_FILE:vcx-run> --program $<TARGET_FILE:vcx-test-timed-loop>)
+set_tests_properties(launcher.progress-line PROPERTIES
+  LABELS "integration" TIMEOUT 300 PROCESSORS 4)

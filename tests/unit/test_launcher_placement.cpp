@@ -1,0 +1,283 @@
+// vcx-run's settings beyond the basics: placement files and the binding they
+// become, host files, the environment and config files, and the two commands.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "launcher/launcher.h"
+#include "launcher/options.h"
+#include "launcher/placement.h"
+
+using namespace vcx::launcher;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/vcx-launcher-test-XXXXXX";
+    path = ::mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+    return (path / name).string();
+  }
+};
+
+std::string shipped_config_dir() { return std::string(VCX_SOURCE_DIR) + "/config"; }
+
+const std::vector<int> kFourCpus{0, 1, 2, 3};
+
+}  // namespace
+
+TEST_CASE("launcher placement: core lists", "[launcher][placement]") {
+  std::string err;
+  CHECK(parse_cores("all", kFourCpus, &err) == kFourCpus);
+  CHECK(parse_cores("first-half", kFourCpus, &err) == std::vector<int>{0, 1});
+  CHECK(parse_cores("second-half", kFourCpus, &err) == std::vector<int>{2, 3});
+  CHECK(parse_cores("first-half", {4, 5, 6}, &err) == std::vector<int>{4, 5});
+  CHECK(parse_cores("second-half", {4, 5, 6}, &err) == std::vector<int>{6});
+  CHECK(parse_cores(" 0-2, 8 ,10-11", kFourCpus, &err) == std::vector<int>{0, 1, 2, 8, 10, 11});
+  for (const char* bad : {"", "3-1", "x", "1,,2", "-1", "1-", "99999999"}) {
+    INFO(bad);
+    err.clear();
+    CHECK_FALSE(parse_cores(bad, kFourCpus, &err));
+    CHECK_FALSE(err.empty());
+  }
+  err.clear();
+  CHECK_FALSE(parse_cores("second-half", {0}, &err));
+  CHECK_THAT(err, Catch::Contains("shared placement"));
+}
+
+TEST_CASE("launcher placement: the shipped split and shared files", "[launcher][placement]") {
+  const auto split = resolve_placement("split", shipped_config_dir(), kFourCpus);
+  REQUIRE(split.ok());
+  CHECK(split.placement.app_cores == std::vector<int>{0, 1});
+  CHECK(split.placement.tool_cores == std::vector<int>{2, 3});
+  const auto shared = resolve_placement("shared", shipped_config_dir(), kFourCpus);
+  REQUIRE(shared.ok());
+  CHECK(shared.placement.app_cores == kFourCpus);
+  CHECK(shared.placement.tool_cores == kFourCpus);
+  const auto none = resolve_placement("none", "/nonexistent", kFourCpus);
+  REQUIRE(none.ok());
+  CHECK(none.placement.app_cores.empty());
+  CHECK(none.placement.tool_cores.empty());
+  // The template documents every key but sets none.
+  const auto tmpl = resolve_placement(shipped_config_dir() + "/template.ini", "", kFourCpus);
+  CHECK_THAT(tmpl.error, Catch::Contains("no [placement] section"));
+}
+
+TEST_CASE("launcher placement: a placement file of one's own", "[launcher][placement]") {
+  TempDir dir;
+  const auto own = resolve_placement(
+      dir.write("p.ini", "# mine\nnp = 4\n[placement]\napp-cores = 0,2\ntool-cores = 1-3\n"), "",
+      kFourCpus);
+  REQUIRE(own.ok());
+  CHECK(own.placement.app_cores == std::vector<int>{0, 2});
+  CHECK(own.placement.tool_cores == std::vector<int>{1, 2, 3});
+  // Only the tools bound.
+  const auto tools_only =
+      resolve_placement(dir.write("t.ini", "[placement]\ntool-cores = 3\n"), "", kFourCpus);
+  REQUIRE(tools_only.ok());
+  CHECK(tools_only.placement.app_cores.empty());
+  CHECK(tools_only.placement.tool_cores == std::vector<int>{3});
+
+  CHECK_THAT(resolve_placement(dir.write("typo.ini", "[placement]\napp-core = 1\n"), "", kFourCpus)
+                 .error,
+             Catch::Contains("unknown key 'app-core'"));
+  CHECK_THAT(
+      resolve_placement(dir.write("bad.ini", "[placement]\napp-cores = 2-1\n"), "", kFourCpus).error,
+      Catch::Contains("app-cores"));
+  CHECK_THAT(resolve_placement((dir.path / "missing.ini").string(), "", kFourCpus).error,
+             Catch::Contains("cannot read the placement file"));
+}
+
+TEST_CASE("launcher placement: binding options per launcher", "[launcher][placement]") {
+  CHECK(binding_args(LauncherKind::Hydra, {}, 4).empty());
+  // Hydra leaves ranks past its list unbound: the list covers every rank.
+  CHECK(binding_args(LauncherKind::Hydra, {2, 3}, 5) ==
+        std::vector<std::string>{"-bind-to", "user:2,3,2,3,2"});
+  CHECK(binding_args(LauncherKind::Slurm, {0, 1}, 3) ==
+        std::vector<std::string>{"--cpu-bind=map_cpu:0,1,0"});
+  CHECK(binding_args(LauncherKind::OpenMpi, {0, 1}, 3) ==
+        std::vector<std::string>{"--cpu-list", "0,1", "--bind-to", "cpu-list:ordered"});
+}
+
+TEST_CASE("launcher placement: host files and runs across nodes", "[launcher][placement]") {
+  TempDir dir;
+  const auto two = read_hostfile(
+      dir.write("h", "# cluster\nnode1:4\n\n  node2 # second\nnode1:2\n"));
+  REQUIRE(two.error.empty());
+  CHECK(two.hosts == std::vector<std::string>{"node1", "node2"});
+  CHECK_THAT(read_hostfile(dir.write("empty", "# nothing\n\n")).error,
+             Catch::Contains("names no host"));
+  CHECK_THAT(read_hostfile((dir.path / "missing").string()).error,
+             Catch::Contains("cannot read the host file"));
+
+  std::string err;
+  LaunchOptions o;
+  o.hostfile = dir.write("one", "node1:4\n");
+  CHECK_FALSE(spans_nodes(o, Environment(), &err));
+  o.hostfile = (dir.path / "h").string();
+  CHECK(spans_nodes(o, Environment(), &err));
+  // The host file that the multi-node integration tests use.
+  o.hostfile = std::string(VCX_SOURCE_DIR) + "/tests/integration/hosts-two-local.txt";
+  CHECK(spans_nodes(o, Environment(), &err));
+  CHECK(err.empty());
+  o.hostfile.reset();
+  CHECK_FALSE(spans_nodes(o, Environment(), &err));
+  CHECK(spans_nodes(o, Environment({"SLURM_JOB_NUM_NODES=3"}), &err));
+  CHECK_FALSE(spans_nodes(o, Environment({"SLURM_JOB_NUM_NODES=1"}), &err));
+}
+
+TEST_CASE("launcher settings: new flags and their errors", "[launcher]") {
+  auto r = parse_command_line({"-n", "4", "-f", "hosts", "-ppn", "2", "--placement", "split",
+                               "--channel", "tcp", "--transport", "mpi", "--launcher", "slurm",
+                               "--on-tool-failure", "continue", "--dry-run", "./app"});
+  REQUIRE(r.ok());
+  CHECK(r.options.hostfile == "hosts");
+  CHECK(r.options.ppn == 2);
+  CHECK(r.options.placement == "split");
+  CHECK(r.options.channel == "tcp");
+  CHECK(r.options.transport == "mpi");
+  CHECK(r.options.launcher == LauncherKind::Slurm);
+  CHECK(r.options.on_tool_failure == "continue");
+  CHECK(r.options.dry_run);
+  auto d = parse_command_line({"-n", "2", "./app"});
+  REQUIRE(d.ok());
+  CHECK(d.options.placement == "none");
+  CHECK(d.options.channel == "shm");
+  CHECK(d.options.transport == "tcp");
+  CHECK_FALSE(d.options.launcher);
+  CHECK(d.options.on_tool_failure == "abort");
+
+  const std::pair<std::vector<std::string>, const char*> bad[] = {
+      {{"-n", "2", "--channel", "udp", "p"}, "--channel must be one of shm, tcp"},
+      {{"-n", "2", "--transport", "shm", "p"}, "--transport must be one of tcp, mpi"},
+      {{"-n", "2", "--launcher", "lsf", "p"}, "--launcher must be one of"},
+      {{"-n", "2", "-ppn", "0", "p"}, "-ppn needs a positive whole number"},
+      {{"-n", "2", "--on-tool-failure", "ignore", "p"}, "abort, continue"},
+      {{"-n", "2", "--placement", "", "p"}, "--placement needs"},
+  };
+  for (const auto& [args, text] : bad) {
+    INFO(args[2]);
+    auto e = parse_command_line(args);
+    CHECK_THAT(e.error, Catch::Contains(text));
+    CHECK(e.error.find('\n') == std::string::npos);
+  }
+}
+
+TEST_CASE("launcher settings: command line over environment over config file", "[launcher]") {
+  TempDir dir;
+  const std::string cfg = dir.write("run.ini",
+                                    "np = 3\nplacement = shared\nchannel = tcp\ntransport = mpi\n"
+                                    "no-stall = true\nhostfile = hosts.txt\nmodules = a,b\n");
+  // The file alone.
+  auto f = parse_command_line({"--config", cfg, "./app"});
+  REQUIRE(f.ok());
+  CHECK(f.options.nprocs == 3);
+  CHECK(f.options.placement == "shared");
+  CHECK(f.options.channel == "tcp");
+  CHECK(f.options.no_stall);
+  CHECK(f.options.extra_modules == std::vector<std::string>{"a", "b"});
+  // A relative host file is taken from the config file's directory.
+  CHECK(f.options.hostfile == (dir.path / "hosts.txt").string());
+
+  // The environment wins over the file, the command line over both.
+  const Environment env({"VCX_CHANNEL=shm", "VCX_TRANSPORT=tcp", "VCX_NP=2",
+                         "VCX_CONFIG=" + cfg, "VCX_START_TIMEOUT=5", "VCX_UNRELATED=x"});
+  auto e = parse_command_line({"--transport", "mpi", "./app"}, env);
+  REQUIRE(e.ok());
+  CHECK(e.options.config_file == cfg);
+  CHECK(e.options.nprocs == 2);
+  CHECK(e.options.channel == "shm");
+  CHECK(e.options.transport == "mpi");
+  CHECK(e.options.placement == "shared");
+  CHECK(e.options.no_stall);
+
+  // Boolean variables.
+  CHECK(parse_command_line({"-n", "1", "p"}, Environment({"VCX_NO_STALL=1"})).options.no_stall);
+  CHECK_FALSE(
+      parse_command_line({"-n", "1", "p"}, Environment({"VCX_NO_STALL=0"})).options.no_stall);
+  CHECK_THAT(parse_command_line({"-n", "1", "p"}, Environment({"VCX_NO_STALL=maybe"})).error,
+             Catch::Contains("VCX_NO_STALL must be 1 or 0"));
+
+  // Errors name the file.
+  CHECK_THAT(parse_command_line({"-n", "1", "--config", dir.write("bad.ini", "colour = red\n"),
+                                 "p"})
+                 .error,
+             Catch::Contains("bad.ini"));
+  CHECK_THAT(
+      parse_command_line({"-n", "1", "--config", (dir.path / "none.ini").string(), "p"}).error,
+      Catch::Contains("cannot read the config file"));
+}
+
+TEST_CASE("launcher settings: a config file with a [placement] section places", "[launcher]") {
+  TempDir dir;
+  const std::string cfg = dir.write("run.ini", "[placement]\napp-cores = 0\ntool-cores = 1\n");
+  auto r = parse_command_line({"-n", "2", "--config", cfg, "./app"});
+  REQUIRE(r.ok());
+  CHECK(r.options.placement == cfg);
+  // An explicit placement still wins.
+  CHECK(parse_command_line({"-n", "2", "--config", cfg, "--placement", "split", "./app"})
+            .options.placement == "split");
+  // The shipped split file works as a --config too.
+  auto s = parse_command_line({"-n", "2", "--config", shipped_config_dir() + "/split-node.ini", "p"});
+  REQUIRE(s.ok());
+  CHECK(s.options.placement == shipped_config_dir() + "/split-node.ini");
+}
+
+TEST_CASE("launcher commands: both jobs share the layout; each gets its cores",
+          "[launcher][placement]") {
+  Plan plan;
+  plan.options.nprocs = 3;
+  plan.options.hostfile = "hosts";
+  plan.options.ppn = 2;
+  plan.options.channel = "tcp";
+  plan.options.transport = "mpi";
+  plan.paths.mpiexec = "mpiexec.mpich";
+  plan.paths.toolproc = "vcx-toolproc";
+  plan.paths.plugin_dir = "plugins";
+  plan.program = "./app";
+  plan.options.program_args = {"x"};
+  plan.placement.app_cores = {0};
+  plan.placement.tool_cores = {1};
+  plan.spans_nodes = true;
+  const auto tool = tool_command(plan, "S");
+  const std::vector<std::string> tool_head{"mpiexec.mpich", "-f",       "hosts",     "-ppn",
+                                           "2",             "-n",       "3",         "-bind-to",
+                                           "user:1,1,1",    "vcx-toolproc"};
+  REQUIRE(tool.size() > tool_head.size());
+  CHECK(std::vector<std::string>(tool.begin(), tool.begin() + 10) == tool_head);
+  auto has = [&](const std::vector<std::string>& cmd, const std::vector<std::string>& seq) {
+    return std::search(cmd.begin(), cmd.end(), seq.begin(), seq.end()) != cmd.end();
+  };
+  CHECK(has(tool, {"--channel", "tcp"}));
+  CHECK(has(tool, {"--transport", "mpi"}));
+  CHECK(has(tool, {"--bind", "0.0.0.0"}));
+
+  plan.launcher = LauncherKind::Hydra;
+  CHECK(app_command(plan, "pre.so") ==
+        std::vector<std::string>{"mpiexec.mpich", "-f", "hosts", "-ppn", "2", "-genv", "LD_PRELOAD",
+                                 "pre.so", "-n", "3", "-bind-to", "user:0,0,0", "./app", "x"});
+  plan.launcher = LauncherKind::Slurm;
+  plan.launcher_program = "srun";
+  CHECK(app_command(plan, "pre.so") ==
+        std::vector<std::string>{"srun", "-n", "3", "--ntasks-per-node=2",
+                                 "--cpu-bind=map_cpu:0,0,0", "--export=ALL,LD_PRELOAD=pre.so",
+                                 "./app", "x"});
+
+  // Defaults add nothing the tool does not know.
+  Plan plain;
+  plain.options.nprocs = 2;
+  plain.paths.mpiexec = "m";
+  plain.paths.toolproc = "t";
+  const auto t = tool_command(plain, "S");
+  for (const char* flag : {"--channel", "--transport", "--bind", "-bind-to", "-f", "-ppn"})
+    CHECK(std::find(t.begin(), t.end(), flag) == t.end());
+}
