@@ -1,0 +1,415 @@
+/* Random MPI programs for exactness testing: one interpreter of random
+ * scripts.
+ *
+ *   vcx-fuzz-runner SEED ROUNDS
+ *
+ * Every rank derives the same script from SEED with the same generator and
+ * draws every choice, also those that concern other ranks, so all ranks
+ * agree on it without communicating. The script is ROUNDS rounds, each
+ * chosen so that it cannot deadlock:
+ *
+ *   p2p    a random pairing of the ranks (one sits out when N is odd); in
+ *          each pair both directions carry 0..3 messages with random
+ *          modes (standard, synchronous, buffered, ready), sizes (some
+ *          large enough for the rendezvous protocol), blocking or
+ *          non-blocking sends and receives, and receives naming the source,
+ *          MPI_ANY_SOURCE with the tag, or the source with MPI_ANY_TAG
+ *          (wildcards in blocking receives only).
+ *          The first rank of a pair sends first, the second receives
+ *          first. Ready sends only go to a rank that pre-posted its
+ *          receives before sending the message the ready sender received.
+ *   coll   a collective on world or on a live split communicator: Barrier,
+ *          Bcast, Reduce, Allreduce, Scan, Alltoall, or Ibarrier, Ibcast,
+ *          Iallreduce;
+ *   split  MPI_Comm_split of world with random colours and keys;
+ *   lock   per rank an exclusive or shared lock epoch on a random target,
+ *          or an MPI_Win_lock_all epoch, adding 1 atomically.
+ *
+ * Non-blocking requests stay pending across rounds: after each round every
+ * rank completes all of its pending requests or not, with a random
+ * completion call (Waitall, Waitany, Testall loops, ...). Every request is
+ * complete before the end.
+ *
+ * Why the receives always get the message the script meant: tags are
+ * unique per round and message (world only), a rank has one partner per
+ * round, and its receives for the messages of a sender are posted in the
+ * order that sender sends them, so by MPI's non-overtaking rule the k-th
+ * receive for a sender matches its k-th message, wildcards included. The
+ * ground truth logs the match MPI made anyway (the message id travels in
+ * the payload), and the payload checks fail if the script's reasoning
+ * were wrong. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gt.h"
+
+static const MPI_Comm W = MPI_COMM_WORLD;
+
+#define MAX_RANKS 16
+#define MAX_MSGS 3        /* per direction and round */
+#define MAX_SPLITS 4      /* live split communicators */
+#define PENDING_LIMIT 40  /* complete everything beyond this many requests */
+#define LARGE_COUNT 20000 /* ints: beyond MPICH's eager limit */
+#define BSEND_BYTES (8 << 20)
+
+static int me, n;
+static unsigned long digest; /* of every received message */
+
+/* ---- The script's generator (splitmix64) ---------------------------------- */
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void) {
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* Uniform in 0..k-1. */
+static int pick(int k) { return (int)(rng_next() % (uint64_t)k); }
+
+/* True with probability pct percent. */
+static int chance(int pct) { return pick(100) < pct; }
+
+static void check_rc(int rc, const char *what) {
+  if (rc != MPI_SUCCESS) gt_fail("%s returned %d", what, rc);
+}
+
+/* ---- Pending requests and the buffers they use ------------------------ */
+
+static gt_reqs pending;
+static void *held[4 * GT_SET_MAX];
+static int nheld;
+
+static void *hold(size_t bytes) {
+  if (nheld >= (int)(sizeof held / sizeof held[0])) gt_fail("fuzz: too many held buffers");
+  void *p = calloc(1, bytes ? bytes : 1);
+  if (!p) gt_fail("fuzz: out of memory");
+  held[nheld++] = p;
+  return p;
+}
+
+static void complete_all(gt_method m) {
+  gt_complete(&pending, m);
+  digest += pending.digest;
+  gt_reqs_init(&pending);
+  for (int i = 0; i < nheld; ++i) free(held[i]);
+  nheld = 0;
+}
+
+/* ---- Point-to-point rounds ---------------------------------------------- */
+
+typedef enum { RECV_EXACT, RECV_ANY_SOURCE, RECV_ANY_TAG } recv_kind;
+
+typedef struct {
+  int count;
+  const char *mode;
+  int send_nb, recv_nb;
+  recv_kind rk;
+  int tag;
+} msg_plan;
+
+typedef struct {
+  int nmsg;
+  int preposted; /* the receiver posts all receives before its own sends */
+  msg_plan m[MAX_MSGS];
+} dir_plan;
+
+/* ready: the receiver is known to have posted every receive. */
+static void plan_direction(dir_plan *d, int round, int dir, int ready) {
+  d->nmsg = pick(MAX_MSGS + 1);
+  d->preposted = ready;
+  for (int i = 0; i < d->nmsg; ++i) {
+    msg_plan *m = &d->m[i];
+    int large = chance(10);
+    m->count = large ? LARGE_COUNT : GT_HDR + pick(30);
+    static const char *modes[] = {"std", "sync", "buffered", "ready"};
+    int nmodes = ready ? 4 : 3;
+    m->mode = modes[pick(nmodes)];
+    /* Large buffered messages would only test the attached buffer's size. */
+    if (large && !strcmp(m->mode, "buffered")) m->mode = "std";
+    m->send_nb = chance(50);
+    m->recv_nb = ready ? 1 : chance(50);
+    m->rk = (recv_kind)pick(3);
+    /* A pending wildcard receive whose match only a later completion call
+     * reveals can hold up the tools (see docs/testing.md, "Random
+     * programs"); wildcards are used in blocking receives only. */
+    if (m->recv_nb) m->rk = RECV_EXACT;
+    m->tag = (round * 2 + dir) * MAX_MSGS + i;
+  }
+}
+
+static void send_all(const dir_plan *d, int dest) {
+  for (int i = 0; i < d->nmsg; ++i) {
+    const msg_plan *m = &d->m[i];
+    if (m->send_nb) {
+      int *buf = hold(sizeof(int) * (size_t)m->count);
+      gt_isend(&pending, m->mode, buf, m->count, dest, m->tag, W);
+    } else {
+      int *buf = malloc(sizeof(int) * (size_t)m->count);
+      if (!buf) gt_fail("fuzz: out of memory");
+      gt_send(m->mode, buf, m->count, dest, m->tag, W);
+      free(buf);
+    }
+  }
+}
+
+static void recv_one(const msg_plan *m, int src, int force_blocking) {
+  int s = m->rk == RECV_ANY_SOURCE ? MPI_ANY_SOURCE : src;
+  int t = m->rk == RECV_ANY_TAG ? MPI_ANY_TAG : m->tag;
+  if (m->recv_nb && !force_blocking) {
+    int *buf = hold(sizeof(int) * (size_t)m->count);
+    gt_irecv(&pending, buf, m->count, s, t, W);
+  } else {
+    int *buf = malloc(sizeof(int) * (size_t)m->count);
+    if (!buf) gt_fail("fuzz: out of memory");
+    MPI_Status st;
+    digest += gt_recv(buf, m->count, s, t, W, &st);
+    if (st.MPI_SOURCE != src || st.MPI_TAG != m->tag)
+      gt_fail("fuzz: receive matched source %d tag %d, expected %d tag %d", st.MPI_SOURCE,
+              st.MPI_TAG, src, m->tag);
+    free(buf);
+  }
+}
+
+/* A's messages to B, then B's to A. When B sends ready, A posts its
+ * receives first and B blocks on A's first message, which A sends only
+ * after posting. */
+static void round_p2p(int round) {
+  int perm[MAX_RANKS];
+  for (int i = 0; i < n; ++i) perm[i] = i;
+  for (int i = n - 1; i > 0; --i) {
+    int j = pick(i + 1), t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  for (int p = 0; p + 1 < n; p += 2) {
+    int a = perm[p], b = perm[p + 1];
+    dir_plan ab, ba;
+    plan_direction(&ab, round, 0, 0);
+    int ready = ab.nmsg > 0 && chance(40);
+    plan_direction(&ba, round, 1, ready);
+    if (me == a) {
+      if (ba.preposted)
+        for (int i = 0; i < ba.nmsg; ++i) recv_one(&ba.m[i], b, 0);
+      send_all(&ab, b);
+      if (!ba.preposted)
+        for (int i = 0; i < ba.nmsg; ++i) recv_one(&ba.m[i], b, 0);
+    } else if (me == b) {
+      for (int i = 0; i < ab.nmsg; ++i) recv_one(&ab.m[i], a, ba.preposted && i == 0);
+      send_all(&ba, a);
+    }
+  }
+}
+
+/* ---- Communicators and collectives ------------------------------------ */
+
+typedef struct {
+  MPI_Comm comm; /* this rank's part */
+  int colour[MAX_RANKS];
+} split_comm;
+
+static split_comm splits[MAX_SPLITS];
+static int nsplits;
+
+static void round_split(int index) {
+  if (nsplits == MAX_SPLITS) return;
+  split_comm *s = &splits[nsplits++];
+  int key[MAX_RANKS];
+  int ncolours = 1 + pick(3);
+  for (int r = 0; r < n; ++r) {
+    s->colour[r] = pick(ncolours);
+    key[r] = pick(100) - 50;
+  }
+  check_rc(MPI_Comm_split(W, s->colour[me], key[me], &s->comm), "MPI_Comm_split");
+  char name[48];
+  snprintf(name, sizeof name, "split%d.c%d", index, s->colour[me]);
+  gt_comm_add(s->comm, name);
+}
+
+/* Sum of (world rank + 1) over the members of this rank's part. */
+static int member_sum(MPI_Comm c, const split_comm *s) {
+  if (c == W) return n * (n + 1) / 2;
+  int sum = 0;
+  for (int r = 0; r < n; ++r)
+    if (s->colour[r] == s->colour[me]) sum += r + 1;
+  return sum;
+}
+
+static void round_coll(int round) {
+  int which = pick(nsplits + 1);
+  MPI_Comm c = which == 0 ? W : splits[which - 1].comm;
+  const split_comm *s = which == 0 ? NULL : &splits[which - 1];
+  int op = pick(9);
+  int rootdraw = pick(MAX_RANKS);
+  int size, crank;
+  MPI_Comm_size(c, &size);
+  MPI_Comm_rank(c, &crank);
+  int root = rootdraw % size;
+  int v = me + 1, out = -1;
+  switch (op) {
+  case 0:
+    check_rc(MPI_Barrier(c), "MPI_Barrier");
+    gt_log_coll("MPI_Barrier", "all_to_all", c, -1);
+    break;
+  case 1:
+    out = crank == root ? round * 7 : -1;
+    check_rc(MPI_Bcast(&out, 1, MPI_INT, root, c), "MPI_Bcast");
+    gt_log_coll("MPI_Bcast", "one_to_all", c, root);
+    if (out != round * 7) gt_fail("MPI_Bcast delivered %d, expected %d", out, round * 7);
+    break;
+  case 2:
+    check_rc(MPI_Reduce(&v, &out, 1, MPI_INT, MPI_SUM, root, c), "MPI_Reduce");
+    gt_log_coll("MPI_Reduce", "all_to_one", c, root);
+    if (crank == root && out != member_sum(c, s))
+      gt_fail("MPI_Reduce gave %d, expected %d", out, member_sum(c, s));
+    break;
+  case 3:
+    check_rc(MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_SUM, c), "MPI_Allreduce");
+    gt_log_coll("MPI_Allreduce", "all_to_all", c, -1);
+    if (out != member_sum(c, s))
+      gt_fail("MPI_Allreduce gave %d, expected %d", out, member_sum(c, s));
+    break;
+  case 4:
+    check_rc(MPI_Scan(&v, &out, 1, MPI_INT, MPI_SUM, c), "MPI_Scan");
+    gt_log_coll("MPI_Scan", "prefix", c, -1);
+    if (out < v) gt_fail("MPI_Scan gave %d", out);
+    break;
+  case 5: {
+    int sb[MAX_RANKS], rb[MAX_RANKS];
+    for (int i = 0; i < size; ++i) sb[i] = crank * 100 + i;
+    check_rc(MPI_Alltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, c), "MPI_Alltoall");
+    gt_log_coll("MPI_Alltoall", "all_to_all", c, -1);
+    for (int i = 0; i < size; ++i)
+      if (rb[i] != i * 100 + crank) gt_fail("MPI_Alltoall slot %d holds %d", i, rb[i]);
+    break;
+  }
+  default: {
+    /* Non-blocking: completed with the rank's other pending requests. */
+    gt_req r;
+    gt_req_send(&r);
+    MPI_Request req;
+    int *buf = hold(2 * sizeof(int));
+    buf[0] = v;
+    if (op == 6) {
+      check_rc(MPI_Ibarrier(c, &req), "MPI_Ibarrier");
+      gt_log_icoll("MPI_Ibarrier", "all_to_all", c, -1, &r);
+    } else if (op == 7) {
+      check_rc(MPI_Ibcast(buf, 1, MPI_INT, root, c, &req), "MPI_Ibcast");
+      gt_log_icoll("MPI_Ibcast", "one_to_all", c, root, &r);
+    } else {
+      check_rc(MPI_Iallreduce(buf, buf + 1, 1, MPI_INT, MPI_SUM, c, &req), "MPI_Iallreduce");
+      gt_log_icoll("MPI_Iallreduce", "all_to_all", c, -1, &r);
+    }
+    gt_reqs_add(&pending, req, &r, 0, 0);
+  }
+  }
+}
+
+/* ---- Lock epochs ----------------------------------------------------------- */
+
+static MPI_Win win;
+static int *winbuf;
+static long long added[MAX_RANKS]; /* what this script adds to each rank */
+
+static void round_lock(void) {
+  for (int r = 0; r < n; ++r) {
+    int kind = pick(4); /* 0 exclusive, 1 shared, 2 lock_all, 3 nothing */
+    int target = pick(n);
+    if (kind == 2) {
+      for (int t = 0; t < n; ++t) ++added[t];
+    } else if (kind != 3) {
+      ++added[target];
+    }
+    if (r != me || kind == 3) continue;
+    int one = 1;
+    if (kind == 2) {
+      gt_win_lock_all(0, win);
+      for (int t = 0; t < n; ++t)
+        check_rc(MPI_Accumulate(&one, 1, MPI_INT, t, 0, 1, MPI_INT, MPI_SUM, win),
+                 "MPI_Accumulate");
+      gt_win_unlock_all(win);
+    } else {
+      gt_win_lock(kind == 0 ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED, target, 0, win);
+      check_rc(MPI_Accumulate(&one, 1, MPI_INT, target, 0, 1, MPI_INT, MPI_SUM, win),
+               "MPI_Accumulate");
+      gt_win_unlock(target, win);
+    }
+  }
+}
+
+/* ---- The script ------------------------------------------------------------ */
+
+static unsigned long parse_number(const char *s, const char *what) {
+  char *end;
+  unsigned long v = strtoul(s, &end, 10);
+  if (!*s || *end) {
+    if (me == 0) fprintf(stderr, "vcx: fuzz runner: %s must be a number, got '%s'\n", what, s);
+    MPI_Abort(W, 2);
+  }
+  return v;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  gt_init();
+  me = gt_rank();
+  n = gt_size();
+  if (argc != 3) {
+    if (me == 0) fprintf(stderr, "vcx: usage: %s SEED ROUNDS\n", argv[0]);
+    MPI_Abort(W, 2);
+  }
+  unsigned long seed = parse_number(argv[1], "SEED");
+  int rounds = (int)parse_number(argv[2], "ROUNDS");
+  if (n > MAX_RANKS) gt_fail("at most %d ranks", MAX_RANKS);
+  if (rounds > 2000) gt_fail("at most 2000 rounds (tags must stay below 32767)");
+  rng_state = seed;
+
+  gt_reqs_init(&pending);
+  void *bsend = malloc(BSEND_BYTES);
+  if (!bsend) gt_fail("fuzz: out of memory");
+  check_rc(MPI_Buffer_attach(bsend, BSEND_BYTES), "MPI_Buffer_attach");
+  gt_win_allocate(4 * sizeof(int), sizeof(int), W, "locks", &winbuf, &win);
+  winbuf[0] = 0;
+  /* Makes the zeroed counters visible before any lock. */
+  gt_win_fence(0, win);
+
+  for (int round = 0; round < rounds; ++round) {
+    int kind = pick(100);
+    if (kind < 50)
+      round_p2p(round);
+    else if (kind < 75)
+      round_coll(round);
+    else if (kind < 85)
+      round_split(round);
+    else
+      round_lock();
+    for (int r = 0; r < n; ++r) {
+      int now = chance(35);
+      gt_method m = (gt_method)pick(GT_METHODS);
+      if (r == me && (now || pending.n > PENDING_LIMIT)) complete_all(m);
+    }
+  }
+  complete_all((gt_method)pick(GT_METHODS));
+
+  gt_win_fence(0, win);
+  if (winbuf[0] != added[me])
+    gt_fail("window counter %d, expected %lld", winbuf[0], added[me]);
+  gt_win_free(&win);
+  for (int i = 0; i < nsplits; ++i) {
+    gt_comm_remove(splits[i].comm);
+    check_rc(MPI_Comm_free(&splits[i].comm), "MPI_Comm_free");
+  }
+  int size;
+  check_rc(MPI_Buffer_detach(&bsend, &size), "MPI_Buffer_detach");
+  free(bsend);
+
+  printf("rank %d: seed %lu rounds %d digest %lu locks %lld\n", me, seed, rounds, digest,
+         added[me]);
+  gt_finalize();
+  MPI_Finalize();
+  return 0;
+}
