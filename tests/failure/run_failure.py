@@ -56,7 +56,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(HERE, "..", "oracle"))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import oracle  # noqa: E402
+from run_case import descendants  # noqa: E402  (the process tree, from /proc)
 
 ITERATIONS = 12  # of crash_loop.c's loop in the crash cases
 STEPS = 5        # steps per iteration, see crash_loop.c
@@ -73,29 +75,6 @@ class CaseFailure(Exception):
 
 # ---------------------------------------------------------------------------
 # Processes
-
-
-def descendants(pid: int) -> list:
-    """Live descendants of pid, from /proc (hydra's proxies start sessions of
-    their own, so a process group does not hold them all)."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) > 1:
-            children.setdefault(int(fields[1]), []).append(int(entry))
-    out, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
 
 
 def kill_tree(proc: subprocess.Popen) -> None:

@@ -202,16 +202,8 @@ TEST_CASE("ring: a producer in a forked process, mapping the same memfd", "[ring
     if (wants) cons.reply(seq);
     ++seq;
   }
-  if (!err.empty()) ::kill(child, SIGKILL);
   int status = 0;
-  const Deadline dw(20);
-  pid_t w = 0;
-  while ((w = ::waitpid(child, &status, WNOHANG)) == 0 && !dw.passed())
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  if (w == 0) {
-    ::kill(child, SIGKILL);
-    ::waitpid(child, &status, 0);
-  }
+  const pid_t w = reap_child(child, &status, 20, !err.empty());
   REQUIRE(err == "");
   REQUIRE(w == child);
   REQUIRE(WIFEXITED(status));

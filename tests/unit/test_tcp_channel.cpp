@@ -725,16 +725,8 @@ TEST_CASE("tcp attach: an application in another process, with replies it sleeps
     if (wants) cons->reply(seq);
     ++seq;
   }
-  if (!error.empty()) ::kill(child, SIGKILL);
   int status = 0;
-  const Deadline dw(20);
-  pid_t w = 0;
-  while ((w = ::waitpid(child, &status, WNOHANG)) == 0 && !dw.passed())
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  if (w == 0) {
-    ::kill(child, SIGKILL);
-    ::waitpid(child, &status, 0);
-  }
+  const pid_t w = reap_child(child, &status, 20, !error.empty());
   REQUIRE(error == "");
   REQUIRE(w == child);
   REQUIRE(WIFEXITED(status));

@@ -4,6 +4,9 @@
 // processes). Header-only, no test-framework macros.
 #pragma once
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -127,6 +130,21 @@ std::string consume_range(Consumer& c, std::uint64_t first, std::uint64_t last,
     ++seq;
   }
   return "";
+}
+
+// Waits up to `seconds` for a forked child; kills it if it is still there
+// (or at once when `kill_first`). Returns what waitpid returned for it.
+inline pid_t reap_child(pid_t child, int* status, double seconds, bool kill_first = false) {
+  if (kill_first) ::kill(child, SIGKILL);
+  const Deadline d(seconds);
+  pid_t w = 0;
+  while ((w = ::waitpid(child, status, WNOHANG)) == 0 && !d.passed())
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (w == 0) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, status, 0);
+  }
+  return w;
 }
 
 }  // namespace vcx::chtest
