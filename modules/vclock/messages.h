@@ -15,13 +15,20 @@ enum class MsgType : std::uint8_t {
   CollDown = 5,  // the result (or the root's clock), away from the tree root
   Deferred = 6,  // the answer waits for the receiver's application (no clock)
   CollCross = 7, // a side's combined contribution, to the other side's root
-  Acquire = 8,   // to a resource's deposition: grant it to me (no clock)
-  Grant = 9,     // from the deposition: granted, with the releases to merge
-  Release = 10,  // to the deposition: released, with the releaser's clock
+  // Resources: the order in which a deposition grants acquisitions is decided
+  // as the applications make their calls (Acquire, Grant, Release carry no
+  // clock); the clocks follow when the engines reach the calls
+  // (GrantClock, ReleaseClock).
+  Acquire = 8,        // to a resource's deposition: grant it to me
+  Grant = 9,          // from the deposition: granted, the application may go on
+  Release = 10,       // to the deposition: the application released it
+  Dependence = 11,    // this engine waits for its application (flags 1) or no longer (0)
+  GrantClock = 12,    // from the deposition: the releases the acquisition merges
+  ReleaseClock = 13,  // to the deposition: the releaser's clock at its release
 };
 
 // Resource messages reuse P2PHeader: queue_a = resource id, seq = the
-// requester's acquisition number (Acquire, Grant), flags = ResourceFlags.
+// requester's acquisition number, flags = ResourceFlags.
 
 struct P2PHeader {
   MsgType type;

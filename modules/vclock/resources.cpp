@@ -1,19 +1,29 @@
 // Resource primitives of the vclock engine: locks held at a deposition.
 //
-// The deposition grants exclusive acquisitions in arrival order and shared
-// ones whenever no exclusive holder exists, and keeps two clocks per lock: the last exclusive release,
-// and the maximum of the shared releases since. An exclusive grant carries
-// both (every earlier release, transitively), a shared grant the first.
-// Because the acquirer's application calls MPI only after the grant and
-// hands the lock back only after MPI's release, MPI's order is the one the
-// deposition decided, whatever the timing of tool messages.
+// Order and clocks travel separately. As soon as the tool reads an
+// acquisition from its application it asks the deposition for the lock
+// (Acquire), and as soon as it reads a release it hands the lock back
+// (Release); the deposition grants exclusive acquisitions in arrival order
+// and shared ones whenever no exclusive holder exists, and says so at once
+// (Grant). The application calls MPI's lock only after that grant and
+// releases only after MPI's unlock returned, so MPI's order is the one the
+// deposition decided, whatever the timing of tool messages, and it does not
+// depend on how far the engines have got: an engine that waits for its
+// application (a wildcard receive still pending) cannot hold up the order.
+//
+// The clocks follow when the engines reach the calls: a release sends the
+// releaser's clock (ReleaseClock), and each grant's clock (GrantClock) is
+// sent once every release ordered before it that it merges has arrived. An
+// exclusive grant merges the last exclusive release and the shared releases
+// since (every earlier release, transitively), a shared grant the first.
 //
 // Annotated resources (vcx_annotate_resource_*) use the same state: a
-// deposit is an exclusive acquisition that merges nothing followed by a
-// release that adds its clock to the exclusive one (kResourceDeposit); a
-// fetch is a shared acquisition that holds nothing (kResourceFetch). The
-// application returns from a deposit only once it was granted, so a fetch
-// that follows it in real time finds it in or in progress, and waits for it.
+// deposit is granted at once and holds nothing, merges nothing, and its
+// release adds its clock to the exclusive one (kResourceDeposit); a fetch is
+// a shared acquisition that holds nothing and merges every deposit ordered
+// before it (kResourceFetch). The application returns from a deposit only
+// once the deposition registered it, so a fetch that follows it in real time
+// merges it.
 #include <algorithm>
 #include <cstring>
 
@@ -23,41 +33,111 @@
 
 namespace vcx::vclock {
 
-bool VclockEngine::exec_acquire(const Op& op) {
-  if (head_acquire_ == 0) {
-    head_acquire_ = ++acquisitions_;
-    send_p2p(op.peer, MsgType::Acquire,
-             op.flags & (kResourceShared | kResourceDeposit | kResourceFetch), op.queue,
-             head_acquire_, nullptr);
-  }
-  auto it = grants_.find(AckKey{PeerQueue{op.peer, op.queue}, head_acquire_});
-  if (it == grants_.end()) {
-    if (deferred_unbound_ > 0 && !warned_early_acquire_) {
-      // The application is let go (must_not_stall) to reach a wildcard
-      // receive that a synchronous sender waits on; its lock call then
-      // reaches MPI before the grant.
-      warned_early_acquire_ = true;
-      spdlog::warn(
-          "vclock: rank {} acquires a lock while a synchronous send waits for one of its "
-          "wildcard receives; the application goes on before the grant, so MPI may order this "
-          "lock differently from the clocks",
-          self_.value);
+namespace {
+
+constexpr std::uint16_t kOrderFlags = kResourceShared | kResourceDeposit | kResourceFetch;
+
+template <class T>
+bool erase_one(std::vector<T>& v, const T& x) {
+  auto it = std::find(v.begin(), v.end(), x);
+  if (it == v.end()) return false;
+  v.erase(it);
+  return true;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// The requester
+
+void VclockEngine::request_resources(std::uint64_t event_seq, std::size_t first) {
+  std::uint32_t requested = 0;
+  for (std::size_t i = first; i < ops_.size(); ++i) {
+    Op& op = ops_[i];
+    if (op.kind != OpKind::Acquire && op.kind != OpKind::Release) continue;
+    const PeerQueue lock{op.peer, QueueId{op.queue.a, 0}};
+    if (op.kind == OpKind::Acquire) {
+      op.value = ++acquisitions_;
+      OrderWait w{AckKey{lock, op.value}, event_seq};
+      w.flags = op.flags & kOrderFlags;
+      w.requested = requested == 0;
+      if (w.requested) send_p2p(op.peer, MsgType::Acquire, w.flags, lock.queue, op.value, nullptr);
+      order_waits_.push_back(w);
+      ++requested;
+      if (!(op.flags & kResourceFetch)) held_[lock] = op.value;
+      continue;
     }
-    return false;
+    auto it = held_.find(lock);
+    // A release of a lock not held goes to the deposition all the same,
+    // which reports it.
+    op.value = it == held_.end() ? 0 : it->second;
+    if (it != held_.end()) held_.erase(it);
+    // A deposit holds nothing: its release only brings its clock.
+    if (op.flags & kResourceDeposit) continue;
+    auto w = std::find_if(order_waits_.begin(), order_waits_.end(),
+                          [&](const OrderWait& x) { return x.key == AckKey{lock, op.value}; });
+    if (w != order_waits_.end()) {
+      w->release_read = true;
+      w->release_flags = op.flags & kResourceShared;
+      continue;
+    }
+    send_p2p(op.peer, MsgType::Release, op.flags & kResourceShared, lock.queue, op.value, nullptr);
   }
+  if (requested > 0) gates_.push_back(OrderGate{event_seq, requested});
+}
+
+void VclockEngine::on_grant(Rank src, const P2PHeader& h) {
+  const AckKey key{PeerQueue{src, QueueId{h.queue_a, 0}}, h.seq};
+  auto it = std::find_if(order_waits_.begin(), order_waits_.end(),
+                         [&](const OrderWait& w) { return w.key == key; });
+  if (it == order_waits_.end()) host_.fatal("vclock: a grant for no acquisition");
+  const std::uint64_t seq = it->event_seq;
+  if (it->release_read)
+    send_p2p(src, MsgType::Release, it->release_flags, key.key.queue, h.seq, nullptr);
+  it = order_waits_.erase(it);
+  // The call's next acquisition, if any, follows the one granted.
+  for (; it != order_waits_.end(); ++it)
+    if (it->event_seq == seq && !it->requested) {
+      it->requested = true;
+      send_p2p(it->key.key.peer, MsgType::Acquire, it->flags, it->key.key.queue, it->key.seq,
+               nullptr);
+      break;
+    }
+  for (OrderGate& g : gates_)
+    if (g.event_seq == seq) --g.outstanding;
+  while (!gates_.empty() && gates_.front().outstanding == 0) gates_.pop_front();
+}
+
+std::uint64_t VclockEngine::replies_allowed_through() const {
+  return gates_.empty() ? ~std::uint64_t{0} : gates_.front().event_seq - 1;
+}
+
+bool VclockEngine::exec_acquire(const Op& op) {
+  // The order grant comes first on the same pair; waiting for it too keeps
+  // a reply from overtaking it whatever the transport.
+  if (!gates_.empty() && gates_.front().event_seq <= programs_.front().event_seq) return false;
+  auto it = grants_.find(AckKey{PeerQueue{op.peer, QueueId{op.queue.a, 0}}, op.value});
+  if (it == grants_.end()) return false;
   clock_.merge(pool_.view(it->second));
   pool_.release(it->second);
   grants_.erase(it);
-  head_acquire_ = 0;
   peers_.push_back(op.peer);
   return true;
 }
 
 void VclockEngine::exec_release(const Op& op) {
-  send_p2p(op.peer, MsgType::Release, op.flags & (kResourceShared | kResourceDeposit), op.queue,
-           0, clock_.view().data());
+  send_p2p(op.peer, MsgType::ReleaseClock, op.flags & (kResourceShared | kResourceDeposit),
+           QueueId{op.queue.a, 0}, op.value, clock_.view().data());
   peers_.push_back(op.peer);
 }
+
+void VclockEngine::on_grant_clock(Rank src, const P2PHeader& h, ClockSpan clock) {
+  grants_[AckKey{PeerQueue{src, QueueId{h.queue_a, 0}}, h.seq}] =
+      const_cast<ClockValue*>(clock.data());
+}
+
+// ---------------------------------------------------------------------------
+// The deposition: order
 
 void VclockEngine::on_acquire(Rank src, const P2PHeader& h) {
   LockState& l = locks_[h.queue_a];
@@ -66,9 +146,11 @@ void VclockEngine::on_acquire(Rank src, const P2PHeader& h) {
   // past waiting exclusive ones: a process holding some shared locks (an
   // MPI_Win_lock_all in progress) must not wait behind an exclusive request
   // that waits for it, or the two would deadlock where MPI's lazy locks do
-  // not. Exclusive requests are served first come, first served.
-  const bool free_now = shared ? !l.exclusive_held
-                               : !l.exclusive_held && l.shared_holders == 0 && l.waiting.empty();
+  // not. Exclusive requests are served first come, first served. Deposits
+  // hold nothing and are granted at once.
+  const bool free_now = (h.flags & kResourceDeposit) ||
+                        (shared ? !l.exclusive_held
+                                : !l.exclusive_held && l.shared_holders == 0 && l.waiting.empty());
   if (free_now) {
     grant(src, h.queue_a, h.seq, h.flags, l);
   } else {
@@ -79,22 +161,47 @@ void VclockEngine::on_acquire(Rank src, const P2PHeader& h) {
 void VclockEngine::grant(Rank to, std::uint64_t resource, std::uint64_t number,
                          std::uint16_t flags, LockState& l) {
   const bool shared = (flags & kResourceShared) != 0;
+  const HoldingId self_holding{to, number};
+  send_p2p(to, MsgType::Grant, flags & kOrderFlags, QueueId{resource, 0}, number, nullptr);
+
+  // The releases this grant merges: what arrived of them, and what is to come.
   ClockValue* c = zeroed_clock();
+  std::vector<HoldingId> needs;
   // A deposit learns nothing from earlier deposits: they are not ordered
   // before it.
   if (!(flags & kResourceDeposit)) {
     if (l.exclusive_release) clock_merge(pool_.view(c), pool_.view(l.exclusive_release));
-    if (!shared && l.shared_releases) clock_merge(pool_.view(c), pool_.view(l.shared_releases));
+    needs = l.exclusive_pending;
+    if (!shared) {
+      if (l.shared_releases) clock_merge(pool_.view(c), pool_.view(l.shared_releases));
+      needs.insert(needs.end(), l.shared_pending.begin(), l.shared_pending.end());
+    }
   }
+
   if (flags & kResourceFetch) {
     // Holds nothing: no release follows.
+  } else if (flags & kResourceDeposit) {
+    l.exclusive_pending.push_back(self_holding);
   } else if (shared) {
     ++l.shared_holders;
+    l.shared_pending.push_back(self_holding);
   } else {
+    // This holder merges every earlier release, so its release will stand
+    // for all of them.
     l.exclusive_held = true;
+    pool_.release(l.exclusive_release);
+    pool_.release(l.shared_releases);
+    l.exclusive_release = l.shared_releases = nullptr;
+    l.exclusive_pending.assign(1, self_holding);
+    l.shared_pending.clear();
   }
-  send_p2p(to, MsgType::Grant, shared ? kResourceShared : 0, QueueId{resource, 0}, number, c);
-  pool_.release(c);
+
+  if (needs.empty()) {
+    send_p2p(to, MsgType::GrantClock, flags & kResourceShared, QueueId{resource, 0}, number, c);
+    pool_.release(c);
+  } else {
+    l.grants.push_back(LockState::PendingGrant{to, number, flags, c, std::move(needs)});
+  }
 }
 
 void VclockEngine::grant_waiting(std::uint64_t resource, LockState& l) {
@@ -118,57 +225,88 @@ void VclockEngine::grant_waiting(std::uint64_t resource, LockState& l) {
   }
 }
 
-void VclockEngine::on_release(Rank src, const P2PHeader& h, ClockSpan clock) {
+void VclockEngine::on_release(Rank src, const P2PHeader& h) {
   auto it = locks_.find(h.queue_a);
   if (it == locks_.end()) host_.fatal("vclock: a release of a lock never acquired");
   LockState& l = it->second;
-  auto* released = const_cast<ClockValue*>(clock.data());
   if (h.flags & kResourceShared) {
     if (l.shared_holders == 0) host_.fatal("vclock: a shared release without a holder");
     --l.shared_holders;
+  } else {
+    if (!l.exclusive_held) host_.fatal("vclock: an exclusive release without a holder");
+    l.exclusive_held = false;
+  }
+  (void)src;
+  grant_waiting(h.queue_a, l);
+  maybe_free_lock(h.queue_a);
+}
+
+// ---------------------------------------------------------------------------
+// The deposition: clocks
+
+void VclockEngine::on_release_clock(Rank src, const P2PHeader& h, ClockSpan clock) {
+  auto* released = const_cast<ClockValue*>(clock.data());
+  auto it = locks_.find(h.queue_a);
+  if (it == locks_.end()) host_.fatal("vclock: a release of a lock never acquired");
+  LockState& l = it->second;
+  const HoldingId holding{src, h.seq};
+
+  for (auto g = l.grants.begin(); g != l.grants.end();) {
+    if (!erase_one(g->needs, holding)) {
+      ++g;
+      continue;
+    }
+    clock_merge(pool_.view(g->partial), clock);
+    if (!g->needs.empty()) {
+      ++g;
+      continue;
+    }
+    send_p2p(g->to, MsgType::GrantClock, g->flags & kResourceShared, QueueId{h.queue_a, 0},
+             g->number, g->partial);
+    pool_.release(g->partial);
+    g = l.grants.erase(g);
+  }
+
+  if (erase_one(l.exclusive_pending, holding)) {
+    if ((h.flags & kResourceDeposit) && l.exclusive_release) {
+      // Deposits are not ordered among themselves: keep them all (maximum).
+      clock_merge(pool_.view(l.exclusive_release), clock);
+      pool_.release(released);
+    } else {
+      pool_.release(l.exclusive_release);
+      l.exclusive_release = released;
+    }
+  } else if (erase_one(l.shared_pending, holding)) {
     if (!l.shared_releases) l.shared_releases = zeroed_clock();
     clock_merge(pool_.view(l.shared_releases), clock);
     pool_.release(released);
   } else {
-    if (!l.exclusive_held) host_.fatal("vclock: an exclusive release without a holder");
-    l.exclusive_held = false;
-    if (h.flags & kResourceDeposit) {
-      // Deposits are not ordered among themselves: keep them all (maximum).
-      if (l.exclusive_release) {
-        clock_merge(pool_.view(l.exclusive_release), clock);
-        pool_.release(released);
-      } else {
-        l.exclusive_release = released;
-      }
-    } else {
-      // The holder merged every earlier release when it was granted, so its
-      // release clock stands for all of them.
-      pool_.release(l.exclusive_release);
-      l.exclusive_release = released;
-      pool_.release(l.shared_releases);
-      l.shared_releases = nullptr;
-    }
+    // Superseded: a later exclusive holder's release will stand for it.
+    pool_.release(released);
   }
-  (void)src;
-  grant_waiting(h.queue_a, l);
-  if (l.retired && !l.exclusive_held && l.shared_holders == 0 && l.waiting.empty()) {
-    free_lock(l);
-    locks_.erase(it);
-  }
+  maybe_free_lock(h.queue_a);
 }
 
 // Every acquisition of a retired resource has reached its deposition (each
 // acquirer was granted before it took part in the synchronisation that
-// retires it), but releases may still be on their way: those free it.
+// retires it), but releases and their clocks may still be on their way:
+// those free it.
 void VclockEngine::retire_resource(std::uint64_t resource) {
   auto it = locks_.find(resource);
   if (it == locks_.end()) return;
   LockState& l = it->second;
   if (!l.waiting.empty()) host_.fatal("vclock: a resource retired while acquisitions wait for it");
-  if (l.exclusive_held || l.shared_holders != 0) {
-    l.retired = true;
+  l.retired = true;
+  maybe_free_lock(resource);
+}
+
+void VclockEngine::maybe_free_lock(std::uint64_t resource) {
+  auto it = locks_.find(resource);
+  if (it == locks_.end()) return;
+  LockState& l = it->second;
+  if (!l.retired || l.exclusive_held || l.shared_holders != 0 || !l.waiting.empty() ||
+      !l.grants.empty() || !l.exclusive_pending.empty() || !l.shared_pending.empty())
     return;
-  }
   free_lock(l);
   locks_.erase(it);
 }
@@ -177,11 +315,8 @@ void VclockEngine::free_lock(LockState& l) {
   pool_.release(l.exclusive_release);
   pool_.release(l.shared_releases);
   l.exclusive_release = l.shared_releases = nullptr;
-}
-
-void VclockEngine::on_grant(Rank src, const P2PHeader& h, ClockSpan clock) {
-  grants_[AckKey{PeerQueue{src, QueueId{h.queue_a, 0}}, h.seq}] =
-      const_cast<ClockValue*>(clock.data());
+  for (auto& g : l.grants) pool_.release(g.partial);
+  l.grants.clear();
 }
 
 }  // namespace vcx::vclock

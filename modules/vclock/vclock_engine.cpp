@@ -22,6 +22,7 @@ VclockEngine::VclockEngine(ToolHost& host, PeerTransport& transport, Rank self,
                            on_message(src, bytes);
                          });
   scratch_.reserve(sizeof(CollHeader) + width * sizeof(ClockValue));
+  dependent_peers_.assign(width, 0);
 }
 
 VclockEngine::~VclockEngine() {
@@ -34,11 +35,22 @@ VclockEngine::~VclockEngine() {
 void VclockEngine::enqueue(const CallProgram& program, bool needs_reply) {
   programs_.push_back(QueuedProgram{program.model(), program.call(), program.clocked(), needs_reply,
                                     program.event_seq(), program.ops().size()});
-  for (const Op& op : program.ops()) ops_.push_back(op);
+  const std::size_t first = ops_.size();
+  bool resources = false;
+  for (const Op& op : program.ops()) {
+    ops_.push_back(op);
+    resources |= op.kind == OpKind::Acquire || op.kind == OpKind::Release;
+  }
+  if (resources) request_resources(program.event_seq(), first);
 }
 
 void VclockEngine::run() {
   recheck_deferrals();
+  run_programs();
+  announce_dependence();
+}
+
+void VclockEngine::run_programs() {
   while (!programs_.empty()) {
     const QueuedProgram& p = programs_.front();
     if (!head_started_) {
@@ -378,8 +390,8 @@ void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
   switch (type) {
     case MsgType::Signal:
     case MsgType::Ack:
-    case MsgType::Grant:
-    case MsgType::Release: {
+    case MsgType::GrantClock:
+    case MsgType::ReleaseClock: {
       if (h.width != width_) host_.fatal("vclock: a message without its clock");
       ClockValue* tmp = pool_.acquire();
       std::memcpy(tmp, bytes.data() + sizeof h, width_ * sizeof(ClockValue));
@@ -387,13 +399,28 @@ void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
       // Ownership of tmp passes on to the handler.
       if (type == MsgType::Signal) on_signal(src, h, c);
       if (type == MsgType::Ack) on_ack(src, h, c);
-      if (type == MsgType::Grant) on_grant(src, h, c);
-      if (type == MsgType::Release) on_release(src, h, c);
+      if (type == MsgType::GrantClock) on_grant_clock(src, h, c);
+      if (type == MsgType::ReleaseClock) on_release_clock(src, h, c);
       return;
     }
     case MsgType::Acquire:
       on_acquire(src, h);
       return;
+    case MsgType::Grant:
+      on_grant(src, h);
+      return;
+    case MsgType::Release:
+      on_release(src, h);
+      return;
+    case MsgType::Dependence: {
+      if (src.value >= width_) host_.fatal("vclock: a message from a rank outside the job");
+      const std::uint8_t now = h.flags != 0;
+      if (dependent_peers_[src.value] != now) {
+        dependent_peers_[src.value] = now;
+        if (now) ++dependent_peer_count_; else --dependent_peer_count_;
+      }
+      return;
+    }
     case MsgType::NeedAck:
       on_need_ack(src, h);
       return;
@@ -480,20 +507,61 @@ void VclockEngine::recheck_deferrals() {
 }
 
 bool VclockEngine::must_not_stall() const {
-  if (deferred_unbound_ > 0) return true;
+  return deferred_unbound_ > 0 || waits_for_application();
+}
+
+// True when the head program cannot finish before the application reports
+// more: a receive whose match a later completion call reveals, a receive
+// behind one that may turn out cancelled, a synchronous send whose answer
+// the receiver deferred — or a wait for a message from a peer whose own
+// engine is in that state (it said so: Dependence). The application must
+// then not be held, or it could not make the calls the engines wait for.
+bool VclockEngine::waits_for_application() const {
   if (programs_.empty() || !head_started_) return false;
   const QueuedProgram& p = programs_.front();
   if (pc_ >= p.op_count) return false;
   const Op& op = ops_[pc_];
-  if (op.kind == OpKind::WaitAck)
-    return deferred_acks_.count(AckKey{PeerQueue{op.peer, op.queue}, op.value}) != 0;
-  if (op.kind != OpKind::Wait) return false;
-  const Receive* r = receives_.get(op.value);
-  if (!r) return false;
-  if (!r->bound) return true;
-  // Whether an earlier receive was cancelled is known only at its completion.
-  auto it = in_.find(r->key);
-  return it != in_.end() && held_before(it->second, r->pos);
+  auto peer_dependent = [&](Rank r) {
+    return r.value < dependent_peers_.size() && dependent_peers_[r.value] != 0;
+  };
+  switch (op.kind) {
+    case OpKind::WaitAck:
+      return deferred_acks_.count(AckKey{PeerQueue{op.peer, op.queue}, op.value}) != 0 ||
+             peer_dependent(op.peer);
+    case OpKind::Wait: {
+      const Receive* r = receives_.get(op.value);
+      if (!r) return false;
+      if (!r->bound) return true;
+      // Whether an earlier receive was cancelled is known only at its completion.
+      auto it = in_.find(r->key);
+      if (it != in_.end() && held_before(it->second, r->pos)) return true;
+      return peer_dependent(r->key.peer);
+    }
+    case OpKind::CollectiveContribute:
+    case OpKind::CollectiveComplete: {
+      if (dependent_peer_count_ == 0) return false;
+      auto g = groups_.find(op.collective.group);
+      if (g == groups_.end()) return true;  // its members are not known yet
+      for (const Rank m : g->second.members)
+        if (peer_dependent(m)) return true;
+      return false;
+    }
+    case OpKind::Acquire:
+      // The grant's clock waits for the releases of earlier holders, whoever
+      // they are.
+      return dependent_peer_count_ != 0;
+    default:
+      return false;
+  }
+}
+
+void VclockEngine::announce_dependence() {
+  const bool now = waits_for_application();
+  if (now == announced_dependent_) return;
+  announced_dependent_ = now;
+  for (std::uint32_t r = 0; r < width_; ++r)
+    if (r != self_.value)
+      send_p2p(Rank{r}, MsgType::Dependence, now ? 1 : 0, QueueId{}, 0, nullptr);
 }
 
 std::string VclockEngine::blocked_on() const {
@@ -514,7 +582,11 @@ std::string VclockEngine::blocked_on() const {
     case OpKind::WaitAck:
       return what + ": answer from rank " + std::to_string(op.peer.value);
     case OpKind::Acquire:
-      return what + ": a lock held at rank " + std::to_string(op.peer.value);
+      for (const OrderWait& w : order_waits_)
+        if (w.event_seq == p.event_seq)
+          return what + ": a lock held at rank " + std::to_string(w.key.key.peer.value);
+      return what + ": the clock of a lock granted at rank " + std::to_string(op.peer.value) +
+             " (releases ordered before it are not in yet)";
     case OpKind::CollectiveContribute:
     case OpKind::CollectiveComplete:
       return what + ": collective " + std::to_string(op.collective.instance) + " on group " +

@@ -61,6 +61,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   bool idle() const override { return programs_.empty(); }
   bool must_not_stall() const override;
   std::string blocked_on() const override;
+  std::uint64_t replies_allowed_through() const override;
   void add_observer(ClockedCallObserver* o) override { observers_.push_back(o); }
   ClockSpan clock() const override { return clock_.view(); }
   std::uint64_t clocked_calls() const override { return clocked_calls_; }
@@ -83,6 +84,8 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   std::size_t live_receives() const { return receives_.live(); }
   std::size_t live_collectives() const { return collectives_.size(); }
   std::size_t pending_grants() const { return grants_.size(); }
+  std::size_t order_gates() const { return gates_.size(); }
+  bool dependent() const { return announced_dependent_; }
 
  private:
   // ---- point-to-point state ----
@@ -144,12 +147,20 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   };
 
   // ---- resources (resources.cpp) ----
-  // A lock as its deposition keeps it.
+  // One holding of a lock: the requester and its acquisition number.
+  struct HoldingId {
+    Rank rank{};
+    std::uint64_t number = 0;
+    bool operator==(const HoldingId&) const = default;
+  };
+  // A lock as its deposition keeps it. The order of holdings is decided as
+  // requests and releases arrive from the applications; the clocks follow
+  // from the engines, possibly later, so a grant's clock may have to wait
+  // for releases that are ordered before it but not yet in.
   struct LockState {
+    // Order.
     std::uint32_t shared_holders = 0;
     bool exclusive_held = false;
-    ClockValue* exclusive_release = nullptr;  // the last exclusive holder's release
-    ClockValue* shared_releases = nullptr;    // shared releases since then (max)
     struct Request {
       Rank requester;
       std::uint64_t number;
@@ -158,6 +169,28 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     };
     std::deque<Request> waiting;
     bool retired = false;  // freed once its holders released it
+    // Clocks every later grant merges: the last exclusive holder's release
+    // (for deposits: every deposit's), and the shared releases since, each
+    // as far as arrived; the holdings whose release clocks are still to come.
+    ClockValue* exclusive_release = nullptr;
+    ClockValue* shared_releases = nullptr;
+    std::vector<HoldingId> exclusive_pending;
+    std::vector<HoldingId> shared_pending;
+    // Grants whose clocks wait for release clocks.
+    struct PendingGrant {
+      Rank to;
+      std::uint64_t number;
+      std::uint16_t flags;
+      ClockValue* partial;  // the needed releases that arrived, merged
+      std::vector<HoldingId> needs;
+    };
+    std::vector<PendingGrant> grants;
+  };
+  // A program whose acquisitions wait for their depositions' order grants;
+  // no reply may overtake it.
+  struct OrderGate {
+    std::uint64_t event_seq;
+    std::uint32_t outstanding;
   };
 
   struct QueuedProgram {
@@ -170,21 +203,32 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   };
 
   // Program execution.
+  void run_programs();
   bool execute(const Op& op);
   bool exec_wait(const Op& op);
   bool exec_wait_ack(const Op& op);
   bool exec_collective(const Op& op, bool complete);
   bool exec_acquire(const Op& op);
   void exec_release(const Op& op);
+  // Sends the order requests and releases of the program queued at
+  // ops_[first..] as it is queued, numbering its acquisitions.
+  void request_resources(std::uint64_t event_seq, std::size_t first);
   void on_acquire(Rank src, const P2PHeader& h);
-  void on_grant(Rank src, const P2PHeader& h, ClockSpan clock);
-  void on_release(Rank src, const P2PHeader& h, ClockSpan clock);
+  void on_grant(Rank src, const P2PHeader& h);
+  void on_grant_clock(Rank src, const P2PHeader& h, ClockSpan clock);
+  void on_release(Rank src, const P2PHeader& h);
+  void on_release_clock(Rank src, const P2PHeader& h, ClockSpan clock);
   void grant_waiting(std::uint64_t resource, LockState& l);
   void retire_resource(std::uint64_t resource);
+  void maybe_free_lock(std::uint64_t resource);
   void free_lock(LockState& l);
   void grant(Rank to, std::uint64_t resource, std::uint64_t number, std::uint16_t flags,
              LockState& l);
   void finish_program(const QueuedProgram& p);
+  // Whether the head program cannot go on before the application reports
+  // more, directly or through a peer that waits for its own application.
+  bool waits_for_application() const;
+  void announce_dependence();
 
   // Messages.
   void on_message(Rank src, std::span<const std::uint8_t> bytes);
@@ -253,7 +297,6 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   };
   std::unordered_map<AckKey, ClockValue*, AckKeyHash> acks_;
   std::size_t wanted_unbound_ = 0;   // answers wanted for slots without a receive
-  bool warned_early_acquire_ = false;
   std::size_t deferred_unbound_ = 0; // of those, the ones told "deferred"
   std::vector<const PendingReceives*> pending_;
   // Answers the receivers said they cannot give before their application
@@ -267,7 +310,29 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   // Grants received for this process's acquisitions, by (deposition, resource, number).
   std::unordered_map<AckKey, ClockValue*, AckKeyHash> grants_;
   std::uint64_t acquisitions_ = 0;   // numbers this process's acquisitions
-  std::uint64_t head_acquire_ = 0;   // number of the head op's request, once sent
+  // This process's holdings by (deposition, resource): the acquisition number
+  // its release refers to.
+  std::unordered_map<PeerQueue, std::uint64_t, PeerQueueHash> held_;
+  std::deque<OrderGate> gates_;
+  struct OrderWait {
+    AckKey key;  // (deposition, resource), acquisition number
+    std::uint64_t event_seq;
+    // The release read before the grant came (an application never does
+    // that; a program fed to the engine at once may), sent after it.
+    bool release_read = false;
+    std::uint16_t release_flags = 0;
+    // Acquisitions of one call are requested one after the other, in the
+    // program's order (MPI_Win_lock_all: window rank order).
+    bool requested = false;
+    std::uint16_t flags = 0;
+  };
+  std::vector<OrderWait> order_waits_;
+
+  // Peers that said their engines wait for their applications, and whether
+  // this engine said so itself.
+  std::vector<std::uint8_t> dependent_peers_;
+  std::uint32_t dependent_peer_count_ = 0;
+  bool announced_dependent_ = false;
 
   std::unordered_map<GroupId, GroupInfo> groups_;
   std::unordered_map<CollKey, CollState, CollKeyHash> collectives_;

@@ -134,10 +134,6 @@ static void plan_direction(dir_plan *d, int round, int dir, int ready) {
     m->send_nb = chance(50);
     m->recv_nb = ready ? 1 : chance(50);
     m->rk = (recv_kind)pick(3);
-    /* A pending wildcard receive whose match only a later completion call
-     * reveals can hold up the tools (see docs/testing.md, "Random
-     * programs"); wildcards are used in blocking receives only. */
-    if (m->recv_nb) m->rk = RECV_EXACT;
     m->tag = (round * 2 + dir) * MAX_MSGS + i;
   }
 }

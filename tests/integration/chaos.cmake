@@ -12,11 +12,16 @@ set(VCX_CHAOS_TEST_DELAY_US 2000 CACHE STRING
     "VCX_CHAOS_DELAY_US of the integration.chaos tests (microseconds)")
 
 set(VCX_CHAOS_PROGRAMS rma_locks sync collectives nbc p2p_basic cancel crooked_barrier
-    annotate_polling annotate_queue)
+    annotate_polling annotate_queue shmem_locks shmem_collectives shmem_legacy)
 foreach(prog IN LISTS VCX_CHAOS_PROGRAMS)
   if(NOT prog IN_LIST VCX_TEST_PROGRAMS)
     continue()
   endif()
+  get_property(program GLOBAL PROPERTY VCX_TEST_PROGRAM_FILE_${prog})
+  if(NOT program)
+    set(program $<TARGET_FILE:vcx-test-${prog}>)
+  endif()
+  get_property(native GLOBAL PROPERTY VCX_TEST_PROGRAM_NATIVE_${prog})
   foreach(n 3 4)
     foreach(mode stall nostall)
       set(extra)
@@ -29,7 +34,7 @@ foreach(prog IN LISTS VCX_CHAOS_PROGRAMS)
       add_test(NAME ${name}
         COMMAND ${Python3_EXECUTABLE} ${VCX_RUN_CASE}
                 --vcx-run $<TARGET_FILE:vcx-run> --vcx-trace $<TARGET_FILE:vcx-trace>
-                --mpiexec ${VCX_MPIEXEC} --program $<TARGET_FILE:vcx-test-${prog}> -n ${n}
+                --mpiexec ${VCX_MPIEXEC} ${native} --program ${program} -n ${n}
                 --timeout ${VCX_CASE_STEP_TIMEOUT} ${extra}
                 "--expect-stderr=random 0..${VCX_CHAOS_TEST_DELAY_US} us (VCX_CHAOS_DELAY_US), seed ${VCX_CHAOS_TEST_SEED};")
       set_tests_properties(${name} PROPERTIES

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """One integration case: a test program natively and under vcx-run.
 
-  run_case.py --vcx-run PATH --vcx-trace PATH --mpiexec PATH --program PATH -n N
-              [--no-stall] [--transport tcp|mpi] [--channel shm|tcp] [--vcx-arg ARG]...
+  run_case.py --vcx-run PATH --vcx-trace PATH --mpiexec PATH [--oshrun PATH]
+              --program PATH -n N [--no-stall] [--transport tcp|mpi] [--channel shm|tcp] [--vcx-arg ARG]...
               [--expect-stderr TEXT] [--timeout S] [--keep]
               [-- program args]
   run_case.py --self-check-only --mpiexec PATH --program PATH -n N [...]
 
 Steps (each under --timeout; on timeout the whole process tree is killed):
-  1. native run: mpiexec -n N program, ground truth logged to a temp dir;
+  1. native run: mpiexec -n N program (an OpenSHMEM program: oshrun, with
+     --oshrun), ground truth logged to a temp dir;
      the oracle must evaluate that ground truth without errors;
   2. tool run: vcx-run -n N --trace DIR [--no-stall] -- program, ground truth
      logged to another temp dir; with --transport (--channel), vcx-run gets
@@ -174,13 +175,26 @@ def sorted_lines(text: str) -> list:
     return sorted(text.splitlines())
 
 
+def native_launcher(args) -> list:
+    """How the program runs without vcx: mpiexec, or for OpenSHMEM programs
+    oshrun with what this platform needs (Open MPI refuses root without
+    --allow-run-as-root and more ranks than cores without --oversubscribe;
+    shmem_finalize crashes in the rdma one-sided component: --mca osc ucx)."""
+    if not args.oshrun:
+        return [args.mpiexec]
+    cmd = [args.oshrun]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    return cmd + ["--oversubscribe", "--mca", "osc", "ucx"]
+
+
 def run_case(args, work) -> None:
     prog = [args.program] + args.program_args
     n = str(args.n)
 
     native_gt = os.path.join(work, "native-gt")
     os.mkdir(native_gt)
-    native = run_step("native", [args.mpiexec, "-n", n] + prog, work, args.timeout,
+    native = run_step("native", native_launcher(args) + ["-n", n] + prog, work, args.timeout,
                       {"VCX_TEST_GT_DIR": native_gt})
     if native.code != 0:
         raise CaseFailure(f"the program fails natively\n{native.describe()}")
@@ -329,6 +343,8 @@ def parse(argv):
     ap.add_argument("--vcx-run")
     ap.add_argument("--vcx-trace")
     ap.add_argument("--mpiexec", required=True, help="MPICH's mpiexec")
+    ap.add_argument("--oshrun", help="Open MPI's oshrun: the native launcher of an "
+                    "OpenSHMEM program")
     ap.add_argument("--program", required=True)
     ap.add_argument("-n", type=int, required=True)
     ap.add_argument("--no-stall", action="store_true", help="run vcx-run with --no-stall")

@@ -213,6 +213,7 @@ class Result:
     warnings: List[str]
     rma: "_Rma"
     annot: "_Annot"
+    shmem_locks: "_ShmemLocks"
 
 
 # --------------------------------------------------------------------------
@@ -685,6 +686,62 @@ class _Annot:
         return [self.deposits[key][k] for k in range(seen)]
 
 
+SHMEM_LOCK_OPS = ("shmem_lock", "shmem_unlock")
+
+
+class _ShmemLocks:
+    """OpenSHMEM locks of all PEs. The programs measure the real order: the
+    holder increments a counter kept for the lock right after acquiring it,
+    so its acquisition logs count k (0, 1, ... per lock, each once). The
+    k-th acquisition merges the release that ended the (k-1)-th, the next
+    shmem_unlock of the same lock by the PE that held it."""
+
+    def __init__(self, n: int, warnings: List[str]):
+        self.n = n
+        self.warnings = warnings
+        self.acquisitions: Dict[str, Dict[int, Call]] = defaultdict(dict)  # lock -> count -> call
+        self.releases: Dict[Tuple[str, int], Call] = {}  # (lock, count) -> release call
+        self.held: Dict[Tuple[int, str], int] = {}  # (rank, lock) -> count held
+
+    def op(self, c: Call, op: dict, kind: str) -> None:
+        name = op.get("lock")
+        _need(isinstance(name, str) and bool(name), c, f"lock {name!r}")
+        key = (c.rank, name)
+        if kind == "shmem_lock":
+            k = op.get("count")
+            _need(_is_count(k), c, f"count {k!r}")
+            _need(key not in self.held, c, f"acquires lock {name!r}, which it holds already")
+            if k in self.acquisitions[name]:
+                raise OracleError(f"{c.where()}: acquisition #{k} of lock {name!r} logged twice "
+                                  f"(first at {self.acquisitions[name][k].where()})")
+            self.acquisitions[name][k] = c
+            self.held[key] = k
+            c.waits.append(("slock", (name, k)))
+        else:
+            _need(key in self.held, c, f"releases lock {name!r}, which it does not hold")
+            k = self.held.pop(key)
+            self.releases[(name, k)] = c
+            c.signals.append(("sunlock", (name, k)))
+
+    def finish(self) -> None:
+        for (rank, name), k in self.held.items():
+            self.warnings.append(f"rank {rank} never released lock {name!r} "
+                                 f"(acquisition #{k})")
+        for name, acq in self.acquisitions.items():
+            if sorted(acq) != list(range(len(acq))):
+                raise OracleError(f"lock {name!r}: acquisition counts {sorted(acq)}, expected "
+                                  f"each of 0..{len(acq) - 1} once")
+            for k in acq:
+                if k > 0 and (name, k - 1) not in self.releases:
+                    raise OracleError(f"{acq[k].where()} acquired lock {name!r} as #{k}, but "
+                                      f"acquisition #{k - 1} ({acq[k - 1].where()}) was never "
+                                      f"released")
+
+    def sources(self, w: tuple) -> List[Call]:
+        name, k = w[1]
+        return [self.releases[(name, k - 1)]] if k > 0 else []
+
+
 def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
     calls: Dict[int, List[Call]] = {}
     messages: Dict[str, Message] = {}
@@ -692,6 +749,7 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
     warnings: List[str] = []
     rma = _Rma(n, collectives, warnings)
     annot = _Annot(n, warnings)
+    shmem_locks = _ShmemLocks(n, warnings)
     # Receives seen before their send is known are resolved at the end:
     # (msg, receiving call, posting or None for a blocking receive).
     receives: List[Tuple[str, Call, Optional[Posting]]] = []
@@ -826,6 +884,8 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                     rma.op(c, op, kind)
                 elif kind in ANNOT_OPS:
                     annot.op(c, op, kind)
+                elif kind in SHMEM_LOCK_OPS:
+                    shmem_locks.op(c, op, kind)
                 elif kind == "init":
                     req, rtype = op.get("req"), op.get("type")
                     _need(isinstance(req, str) and req, c, f"init req {req!r}")
@@ -908,6 +968,7 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
 
     rma.finish()
     annot.finish()
+    shmem_locks.finish()
     for co in collectives.values():
         _check_collective(co)
 
@@ -918,7 +979,8 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
             c.seq = i
         clocked[rank] = seq
     return Result(n=n, calls=calls, clocked=clocked, messages=messages,
-                  collectives=collectives, warnings=warnings, rma=rma, annot=annot)
+                  collectives=collectives, warnings=warnings, rma=rma, annot=annot,
+                  shmem_locks=shmem_locks)
 
 
 def _desc_text(desc: tuple) -> str:
@@ -990,6 +1052,8 @@ def _sources(res: Result, c: Call) -> List[Tuple[Call, int]]:
             out.extend((e.rel, TICK) for e in w[1].merges)
         elif w[0] in ("asignal", "fetch"):
             out.extend((s, TICK) for s in res.annot.sources(w))
+        elif w[0] == "slock":
+            out.extend((s, TICK) for s in res.shmem_locks.sources(w))
         else:
             co = res.collectives[w[1]]
             out.extend((co.sig_call[s], TICK) for s in co.sources[c.rank])
@@ -1119,6 +1183,12 @@ def _explain(res: Result, c: Call) -> str:
             srcs = ", ".join(f"rank {s.rank} seq {s.seq} tick {s.tick}"
                              for s in res.annot.sources(w))
             parts.append(f"annotation {w[0]} {w[1]}: {srcs or 'nothing to merge'}")
+        elif w[0] == "slock":
+            name, k = w[1]
+            srcs = ", ".join(f"rank {s.rank} seq {s.seq} tick {s.tick}"
+                             for s in res.shmem_locks.sources(w))
+            parts.append(f"acquisition #{k} of lock {name!r}: "
+                         f"{srcs or 'first on its lock, nothing to merge'}")
         else:
             co = res.collectives[w[1]]
             srcs = ", ".join(f"rank {s} seq {co.sig_call[s].seq} tick {co.sig_call[s].tick}"

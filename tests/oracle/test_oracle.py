@@ -1024,5 +1024,57 @@ class CommandLine(unittest.TestCase):
         self.assertIn("never received", err)
 
 
+
+def slock(name, count):
+    return {"op": "shmem_lock", "lock": name, "count": count}
+
+
+def sunlock(name):
+    return {"op": "shmem_unlock", "lock": name}
+
+
+class ShmemLocks(unittest.TestCase):
+    # PE 2 acquires first (count 0), then PE 0 (1), then PE 1 (2) with a
+    # shmem_test_lock; lock "b" is taken by PE 1 alone, and a failed test
+    # (no ops) is not clocked.
+    GT = {
+        0: [line("shmem_set_lock", slock("a", 1)),
+            line("shmem_clear_lock", sunlock("a"))],
+        1: [line("shmem_test_lock"),
+            line("shmem_set_lock", slock("b", 0)),
+            line("shmem_clear_lock", sunlock("b")),
+            line("shmem_test_lock", slock("a", 2)),
+            line("shmem_clear_lock", sunlock("a"))],
+        2: [line("shmem_set_lock", slock("a", 0)),
+            line("shmem_clear_lock", sunlock("a"))],
+    }
+    EXPECTED = {
+        # PE 0's acquisition merges PE 2's release [0,0,2].
+        0: [("shmem_set_lock", [1, 0, 2]), ("shmem_clear_lock", [2, 0, 2])],
+        1: [("shmem_set_lock", [0, 1, 0]), ("shmem_clear_lock", [0, 2, 0]),
+            ("shmem_test_lock", [2, 3, 2]), ("shmem_clear_lock", [2, 4, 2])],
+        2: [("shmem_set_lock", [0, 0, 1]), ("shmem_clear_lock", [0, 0, 2])],
+    }
+
+    def test_clocks(self):
+        self.assertEqual(clocks(oracle.evaluate(self.GT)), self.EXPECTED)
+
+    def test_counts_must_be_consecutive(self):
+        gt = {0: [line("shmem_set_lock", slock("a", 1)), line("shmem_clear_lock", sunlock("a"))],
+              1: []}
+        with self.assertRaisesRegex(oracle.OracleError, "acquisition counts"):
+            oracle.evaluate(gt)
+
+    def test_release_without_acquisition(self):
+        with self.assertRaisesRegex(oracle.OracleError, "does not hold"):
+            oracle.evaluate({0: [line("shmem_clear_lock", sunlock("a"))]})
+
+    def test_acquisition_after_an_unreleased_one(self):
+        gt = {0: [line("shmem_set_lock", slock("a", 0))],
+              1: [line("shmem_set_lock", slock("a", 1)), line("shmem_clear_lock", sunlock("a"))]}
+        with self.assertRaisesRegex(oracle.OracleError, "never released"):
+            oracle.evaluate(gt)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -104,8 +104,12 @@ TEST_CASE("launcher placement: binding options per launcher", "[launcher][placem
         std::vector<std::string>{"-bind-to", "user:2,3,2,3,2"});
   CHECK(binding_args(LauncherKind::Slurm, {0, 1}, 3) ==
         std::vector<std::string>{"--cpu-bind=map_cpu:0,1,0"});
+  // Open MPI binds local rank i to the i-th lowest core, one rank per core:
+  // the list is sorted, and more ranks than cores bind nothing.
+  CHECK(binding_args(LauncherKind::OpenMpi, {3, 1}, 2) ==
+        std::vector<std::string>{"--cpu-list", "1,3", "--bind-to", "cpu-list:ordered"});
   CHECK(binding_args(LauncherKind::OpenMpi, {0, 1}, 3) ==
-        std::vector<std::string>{"--cpu-list", "0,1", "--bind-to", "cpu-list:ordered"});
+        std::vector<std::string>{"--bind-to", "none"});
 }
 
 TEST_CASE("launcher placement: host files and runs across nodes", "[launcher][placement]") {

@@ -645,34 +645,77 @@ TEST_CASE("mpi+engine: post, start, complete and wait order the epochs", "[mpi][
   }
 }
 
-TEST_CASE("mpi+engine: MPI_Win_lock goes on before its grant while a wildcard answer is deferred",
+TEST_CASE("mpi+engine: lock order does not wait for engines held up by a wildcard receive",
           "[mpi][engine][rma][lock]") {
-  // MPI_Win_lock normally waits until the target's tool grants the lock, so
-  // that MPI's lock order is the tool's. Here rank 1's engine also owes a
-  // synchronous sender the answer of a wildcard receive that only rank 1's
-  // later MPI_Wait resolves: holding the lock call would deadlock this
-  // correct program (the grant needs rank 0's unlock, queued behind its
-  // MPI_Ssend, whose answer needs that MPI_Wait). The application is let go
-  // instead (docs/clock-rules.md, "Locks"), and the run completes.
+  // Rank 1's engine owes a synchronous sender (rank 0) the answer of a
+  // wildcard receive that only rank 1's later MPI_Wait resolves, so neither
+  // engine can go on and both applications are let go. Rank 0's application
+  // unlocks; rank 1's then locks the same lock. Its deposition grants it at
+  // once, in the order the applications called: MPI_Win_lock may return
+  // (and call MPI) although the grant's clock, which needs rank 0's release
+  // clock, is not in yet. The clocks follow once the MPI_Wait is read.
   Job job(3, 1);
   for (std::uint32_t r = 0; r < 3; ++r)
     submit(job, r, win_create(*job.tx[r], kWorldHandle, 0x9000 + r));
   submit(job, 1, job.tx[1]->irecv(1, kRankAny, kTagAny));
-  submit(job, 0, win_call(*job.tx[0], Call::Win_lock, 0x9000, 2, kLockExclusive), true);
+  const auto lock0 =
+      submit(job, 0, win_call(*job.tx[0], Call::Win_lock, 0x9000, 2, kLockExclusive), true);
   job.sim.drain();
   REQUIRE(job.sim.engine(0).idle());
   submit(job, 0, job.tx[0]->send(Call::Ssend, 1, 0), true);
   job.sim.drain();
   REQUIRE(job.sim.engine(0).must_not_stall());  // the deferred answer lets rank 0 go on
   submit(job, 0, win_call(*job.tx[0], Call::Win_unlock, 0x9000, 2));
-  submit(job, 1, win_call(*job.tx[1], Call::Win_lock, 0x9001, 2, kLockExclusive), true);
+  const auto lock1 =
+      submit(job, 1, win_call(*job.tx[1], Call::Win_lock, 0x9001, 2, kLockExclusive), true);
   job.sim.drain();
   REQUIRE_FALSE(job.sim.engine(1).idle());
-  CHECK_THAT(job.sim.engine(1).blocked_on(), Contains("a lock held at rank 2"));
+  CHECK_THAT(job.sim.engine(1).blocked_on(), Contains("the clock of a lock granted at rank 2"));
   CHECK(job.sim.host(1).replies.empty());
   CHECK(job.sim.engine(1).must_not_stall());
+  CHECK(job.sim.engine(1).replies_allowed_through() >= lock1.event_seq);
   submit(job, 1, job.tx[1]->wait(1, 0, 0), true);
+  const auto unlock1 = submit(job, 1, win_call(*job.tx[1], Call::Win_unlock, 0x9001, 2));
+  job.sim.drain();
+  REQUIRE(job.sim.check_finished() == "");
+  // Rank 1's lock merged rank 0's release (after its Ssend).
+  const auto& c0 = job.sim.calls(0);
+  const auto& c1 = job.sim.calls(1);
+  REQUIRE(lock0.call_index >= 0);
+  REQUIRE(lock1.call_index >= 0);
+  REQUIRE(unlock1.call_index >= 0);
+  const auto& unlock0 = c0.back().clock;
+  CHECK(c1.at(static_cast<std::size_t>(lock1.call_index)).clock[0] == unlock0[0]);
+}
+
+TEST_CASE("mpi+engine: a lock call waits for its grant even while its engine is held up",
+          "[mpi][engine][rma][lock]") {
+  // Rank 1's application is let go (its engine waits for a wildcard
+  // receive's match), but its MPI_Win_lock must still wait until the lock's
+  // deposition grants it: rank 0 holds the lock. No reply may pass it.
+  Job job(3, 1);
+  for (std::uint32_t r = 0; r < 3; ++r)
+    submit(job, r, win_create(*job.tx[r], kWorldHandle, 0x9000 + r));
+  submit(job, 0, win_call(*job.tx[0], Call::Win_lock, 0x9000, 2, kLockExclusive), true);
+  job.sim.drain();
+  submit(job, 1, job.tx[1]->irecv(1, kRankAny, kTagAny));
+  // Its position on (2, tag 0) depends on the wildcard receive: no stall.
+  submit(job, 1, job.tx[1]->recv(2, 0, 2, 0), true);
+  const auto lock1 =
+      submit(job, 1, win_call(*job.tx[1], Call::Win_lock, 0x9001, 2, kLockExclusive), true);
+  job.sim.drain();
+  REQUIRE(job.sim.engine(1).must_not_stall());
+  CHECK(job.sim.engine(1).replies_allowed_through() == lock1.event_seq - 1);
+  CHECK_THAT(job.sim.engine(1).blocked_on(), Contains("whose match is not known yet"));
+  // Rank 0 releases: now the lock call may go on.
+  submit(job, 0, win_call(*job.tx[0], Call::Win_unlock, 0x9000, 2));
+  job.sim.drain();
+  CHECK(job.sim.engine(1).replies_allowed_through() >= lock1.event_seq);
+  // The rest of the run: rank 2's messages, the wildcard's completion.
+  submit(job, 2, job.tx[2]->send(Call::Send, 1, 5));
+  submit(job, 2, job.tx[2]->send(Call::Send, 1, 0));
   submit(job, 1, win_call(*job.tx[1], Call::Win_unlock, 0x9001, 2));
+  submit(job, 1, job.tx[1]->wait(1, 2, 5), true);
   job.sim.drain();
   CHECK(job.sim.check_finished() == "");
 }

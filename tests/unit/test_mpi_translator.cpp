@@ -544,6 +544,71 @@ TEST_CASE("mpi+engine: the crooked barrier gets the clocks of the real matching"
   }
 }
 
+TEST_CASE("mpi+engine: a peer held up by a pending wildcard lets waiting applications go on",
+          "[mpi][engine]") {
+  // Found by the random programs. Rank 0's engine cannot place its Recv (an
+  // earlier wildcard Irecv may take that message) until the application
+  // completes the Irecv — after an Allreduce. Rank 0's application is let
+  // go and blocks in MPI's Allreduce; rank 1's engine waits in the
+  // Allreduce for rank 0's engine. Holding rank 1's application there
+  // would deadlock both, so rank 0's engine says it waits for its
+  // application, and whoever waits for it lets its application go on too,
+  // down a chain of waiting engines (rank 2 waits for rank 1's signal).
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    INFO("delivery seed " << seed);
+    Job job(3, seed);
+    job.submit(1, job.tx[1]->send(Call::Send, 0, 7));
+    job.submit(1, job.tx[1]->send(Call::Send, 0, 3));
+    job.submit(0, job.tx[0]->irecv(1, 1, kTagAny));
+    job.submit(0, job.tx[0]->recv(1, 3, 1, 3), true);
+    job.sim.drain();
+    CHECK(job.sim.engine(0).must_not_stall());
+    // Rank 1 and rank 0 meet in an Allreduce on a communicator of their own;
+    // rank 2 waits for what rank 1 sends after it.
+    constexpr std::uint64_t kPair = 0x7700;
+    for (std::uint32_t r = 0; r < 2; ++r)
+      job.submit(r, job.tx[r]->comm_new(Call::Comm_split, kWorldHandle, kPair, {0, 1}));
+    job.submit(2, job.tx[2]->comm_new(Call::Comm_split, kWorldHandle, 0, {}, /*is_null=*/true));
+    job.sim.drain();
+    const auto ar1 = job.submit(1, job.tx[1]->collective(Call::Allreduce, kPair), true);
+    job.submit(1, job.tx[1]->send(Call::Send, 2, 1));
+    job.submit(2, job.tx[2]->recv(1, 1, 1, 1), true);
+    job.sim.drain();
+    CHECK_FALSE(job.sim.engine(1).idle());
+    CHECK(job.sim.engine(1).must_not_stall());
+    CHECK_FALSE(job.sim.engine(2).idle());
+    CHECK(job.sim.engine(2).must_not_stall());
+    // Rank 0's application goes on: the Allreduce, then the Irecv's completion.
+    job.submit(0, job.tx[0]->collective(Call::Allreduce, kPair), true);
+    job.submit(0, job.tx[0]->wait(1, 1, 7), true);
+    job.sim.drain();
+    REQUIRE(job.sim.all_idle());
+    for (std::uint32_t r = 0; r < 3; ++r) CHECK_FALSE(job.sim.engine(r).must_not_stall());
+    CHECK(job.sim.host(1).replies.back() >= ar1.event_seq);
+    CHECK(job.sim.check_no_leaks() == "");
+    CHECK(job.sim.check_finished() == "");  // the reference model agrees
+  }
+}
+
+TEST_CASE("mpi+engine: without a held-up peer, a waiting application is held", "[mpi][engine]") {
+  // The counterpart: the same waits with every engine able to go on keep
+  // the applications waiting (stalling is the default).
+  Job job(3, 1);
+  const auto ar1 = job.submit(1, job.tx[1]->collective(Call::Allreduce), true);
+  job.submit(2, job.tx[2]->collective(Call::Allreduce), true);
+  job.sim.drain();
+  CHECK_FALSE(job.sim.engine(1).must_not_stall());
+  CHECK_FALSE(job.sim.engine(2).must_not_stall());
+  CHECK(job.sim.host(1).replies.empty());
+  job.submit(0, job.tx[0]->collective(Call::Allreduce), true);
+  job.submit(1, job.tx[1]->send(Call::Send, 2, 1));
+  job.submit(2, job.tx[2]->recv(1, 1, 1, 1), true);
+  job.sim.drain();
+  REQUIRE(job.sim.all_idle());
+  CHECK(job.sim.host(1).replies.front() == ar1.event_seq);
+  CHECK(job.sim.check_finished() == "");
+}
+
 TEST_CASE("mpi+engine: a synchronous send to a pending wildcard holds neither application",
           "[mpi][engine]") {
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {

@@ -95,7 +95,8 @@ TEST_CASE("annotated resources: a fetch waits for a deposit that was granted but
     const auto f = sim.submit(1, fetch_call(2), true);
     sim.drain();
     CHECK_FALSE(sim.engine(1).idle());
-    CHECK_THAT(sim.engine(1).blocked_on(), Contains("a lock held at rank 2"));
+    // Granted in order at once; its clock waits for the deposit's.
+    CHECK_THAT(sim.engine(1).blocked_on(), Contains("the clock of a lock granted at rank 2"));
     Prog release = Prog::unclocked(62);
     release.ops.push_back(resource_op(OpKind::Release, 2, kResourceDeposit));
     sim.submit(0, release);

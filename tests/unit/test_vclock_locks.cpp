@@ -409,6 +409,7 @@ TEST_CASE("engine locks: readers and writers mixed at random match the reference
   for (std::uint64_t seed = 1; seed <= 80; ++seed) {
     INFO("seed " << seed);
     EngineSim sim(n, seed);
+    sim.set_applications_wait(true);
     sim.register_group_everywhere(kWorld, all_ranks(n));
     std::mt19937_64 rng(seed * 7919);
     auto coin = [&](int in) { return static_cast<int>(rng() % static_cast<unsigned>(in)) == 0; };

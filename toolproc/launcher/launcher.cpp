@@ -201,7 +201,7 @@ class Supervisor {
 
   bool start_app() {
     SpawnRequest req;
-    req.argv = app_command(plan_, preload_value(plan_.paths.interceptor, env_.get("LD_PRELOAD")));
+    req.argv = app_command(plan_, preload_value(interceptor_of(plan_), env_.get("LD_PRELOAD")));
     req.file = req.argv[0];
     req.env = app_environment(env_, session_.dir(), session_.token(), plan_.options).entries();
     // mpiexec forwards stdin only from the terminal's foreground group.
@@ -500,7 +500,8 @@ std::vector<std::string> tool_command(const Plan& plan, const std::string& sessi
   cmd.push_back(std::to_string(plan.options.nprocs));
   append(cmd, binding_args(LauncherKind::Hydra, plan.placement.tool_cores, plan.options.nprocs));
   append(cmd, {plan.paths.toolproc, "--session", session_dir, "--plugin-dir",
-               plan.paths.plugin_dir, "--translators", "mpi", "--modules",
+               plan.paths.plugin_dir, "--translators",
+               plan.model == ProgramModel::Shmem ? "shmem" : "mpi", "--modules",
                join(module_list(plan.options), ",")});
   if (plan.trace_dir) {
     cmd.push_back("--option");
@@ -533,15 +534,64 @@ std::vector<std::string> app_command(const Plan& plan, const std::string& preloa
       append(cmd, binding_args(LauncherKind::Slurm, plan.placement.app_cores, plan.options.nprocs));
       cmd.push_back("--export=ALL,LD_PRELOAD=" + preload);
       break;
-    case LauncherKind::OpenMpi:
-      append(cmd, {plan.launcher_program, "-n", n, "-x", "LD_PRELOAD=" + preload});
-      append(cmd,
-             binding_args(LauncherKind::OpenMpi, plan.placement.app_cores, plan.options.nprocs));
+    case LauncherKind::OpenMpi: {
+      cmd.push_back(plan.launcher_program);
+      // oshrun refuses to start as root unless told; vcx-run runs as whoever
+      // calls it, in containers often root.
+      if (plan.as_root) cmd.push_back("--allow-run-as-root");
+      // Like hydra, start as many ranks as asked whatever the core count.
+      cmd.push_back("--oversubscribe");
+      // Open MPI 4.1's rdma one-sided component crashes shmem_finalize in
+      // its memory hooks; UCX's does not.
+      append(cmd, {"--mca", "osc", "ucx"});
+      if (plan.options.hostfile) {
+        std::string err;
+        append(cmd, openmpi_hosts(*plan.options.hostfile, &err));
+      }
+      if (plan.options.ppn > 0) append(cmd, {"--npernode", std::to_string(plan.options.ppn)});
+      // -x NAME exports the variable's value to the ranks (only those on
+      // this node inherit the environment); the token stays off the command
+      // line. LD_PRELOAD goes to the ranks only, not to oshrun's daemons.
+      append(cmd, {"-x", "VCX_SESSION_DIR", "-x", "VCX_SESSION_TOKEN", "-x",
+                   "VCX_ON_TOOL_FAILURE", "-x", "LD_PRELOAD=" + preload, "-n", n});
+      const int per_node = plan.options.ppn > 0 ? plan.options.ppn : plan.options.nprocs;
+      std::vector<std::string> binding =
+          binding_args(LauncherKind::OpenMpi, plan.placement.app_cores, per_node);
+      if (binding.empty()) binding = {"--bind-to", "none"};
+      append(cmd, binding);
       break;
+    }
   }
   cmd.push_back(plan.program);
   cmd.insert(cmd.end(), plan.options.program_args.begin(), plan.options.program_args.end());
   return cmd;
+}
+
+const std::string& interceptor_of(const Plan& plan) {
+  return plan.model == ProgramModel::Shmem ? plan.paths.shmem_interceptor : plan.paths.interceptor;
+}
+
+std::vector<std::string> openmpi_hosts(const std::string& hostfile, std::string* error) {
+  std::ifstream in(hostfile);
+  if (!in) {
+    *error = "cannot read the host file " + hostfile + ": " + std::strerror(errno);
+    return {};
+  }
+  // Hydra's "host[:slots]" is Open MPI's --host entry as it stands.
+  std::string hosts, line;
+  while (std::getline(in, line)) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    const auto b = line.find_first_not_of(" \t\r");
+    if (b == std::string::npos) continue;
+    const auto e = line.find_first_of(" \t\r", b);
+    if (!hosts.empty()) hosts += ',';
+    hosts += line.substr(b, e == std::string::npos ? std::string::npos : e - b);
+  }
+  if (hosts.empty()) {
+    *error = "the host file " + hostfile + " names no host";
+    return {};
+  }
+  return {"--host", hosts};
 }
 
 HostList read_hostfile(const std::string& path) {
@@ -685,14 +735,43 @@ int launcher_main(int argc, char** argv, char** envp) {
     return kExitUsage;
   }
 
-  // Who starts the application: MPICH's hydra unless told otherwise (inside
-  // a Slurm allocation hydra starts its proxies through Slurm by itself).
-  plan.launcher = plan.options.launcher.value_or(LauncherKind::Hydra);
+  // Who starts the application: Open MPI's oshrun for an OpenSHMEM program
+  // (one that links liboshmem), else MPICH's hydra unless told otherwise
+  // (inside a Slurm allocation hydra starts its proxies through Slurm by
+  // itself).
+  const ProgramModel model = program_model(program.path);
+  plan.model = model == ProgramModel::Shmem ? ProgramModel::Shmem : ProgramModel::Mpi;
+  plan.launcher = plan.options.launcher.value_or(
+      plan.model == ProgramModel::Shmem ? LauncherKind::OpenMpi : LauncherKind::Hydra);
   plan.launcher_program = plan.paths.mpiexec;
-  if (plan.launcher == LauncherKind::OpenMpi) {
-    say("--launcher openmpi starts OpenSHMEM programs, which this vcx does not intercept yet; "
-        "use hydra (MPICH's mpiexec) for MPI programs");
+  if (plan.model == ProgramModel::Shmem && plan.launcher != LauncherKind::OpenMpi) {
+    say(plan.options.program + " is an OpenSHMEM program (it links Open MPI's liboshmem): it "
+        "runs under oshrun; leave out --launcher or give --launcher openmpi");
     return kExitUsage;
+  }
+  if (plan.launcher == LauncherKind::OpenMpi) {
+    if (model == ProgramModel::Mpi) {
+      say("--launcher openmpi runs OpenSHMEM programs, and " + plan.options.program +
+          " does not link Open MPI's liboshmem; MPI programs run under MPICH (leave out "
+          "--launcher)");
+      return kExitUsage;
+    }
+    // A program vcx cannot read (a script) is taken at its word.
+    plan.model = ProgramModel::Shmem;
+    if (auto err = check_shmem_install(plan.paths, env.get("PATH"))) {
+      say(*err);
+      return kExitToolFailure;
+    }
+    if (plan.options.hostfile) {
+      std::string err;
+      openmpi_hosts(*plan.options.hostfile, &err);
+      if (!err.empty()) {
+        say(err);
+        return kExitUsage;
+      }
+    }
+    plan.launcher_program = plan.paths.oshrun;
+    plan.as_root = ::geteuid() == 0;
   }
   if (plan.launcher == LauncherKind::Slurm) {
     if (plan.options.hostfile) {
@@ -723,6 +802,15 @@ int launcher_main(int argc, char** argv, char** envp) {
     }
     plan.placement = placement.placement;
   }
+  if (plan.launcher == LauncherKind::OpenMpi && !plan.placement.app_cores.empty()) {
+    const int per_node = plan.options.ppn > 0 ? plan.options.ppn : plan.options.nprocs;
+    const auto binding = binding_args(LauncherKind::OpenMpi, plan.placement.app_cores, per_node);
+    if (binding.size() == 2 && binding[1] == "none")
+      say("--placement: oshrun binds one rank per core and the placement gives the application " +
+          std::to_string(plan.placement.app_cores.size()) + " core(s) for " +
+          std::to_string(per_node) + " ranks per node: the application ranks are not bound "
+          "(the tools are)");
+  }
 
   // A progress line only for a person watching a terminal.
   plan.progress = ::isatty(STDERR_FILENO) == 1 && !env.get_nonempty("VCX_NO_PROGRESS");
@@ -734,7 +822,7 @@ int launcher_main(int argc, char** argv, char** envp) {
     write_line(STDOUT_FILENO,
                "application job: " +
                    shell_quote(app_command(
-                       plan, preload_value(plan.paths.interceptor, env.get("LD_PRELOAD")))));
+                       plan, preload_value(interceptor_of(plan), env.get("LD_PRELOAD")))));
     return 0;
   }
 

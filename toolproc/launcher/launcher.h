@@ -11,6 +11,7 @@
 #include "launcher/options.h"
 #include "launcher/paths.h"
 #include "launcher/placement.h"
+#include "launcher/program_model.h"
 
 namespace vcx::launcher {
 
@@ -35,7 +36,9 @@ struct Plan {
   Timeouts timeouts;
   Placement placement;
   LauncherKind launcher = LauncherKind::Hydra;
-  std::string launcher_program;  // srun for Slurm; the mpiexec otherwise
+  std::string launcher_program;  // srun for Slurm, oshrun for Open MPI; the mpiexec otherwise
+  ProgramModel model = ProgramModel::Mpi;  // which interceptor and translator
+  bool as_root = false;                    // oshrun must be told it may run as root
   bool spans_nodes = false;      // tools then listen on every address
   bool progress = false;         // show a progress line (stderr is a terminal)
 };
@@ -55,6 +58,10 @@ bool spans_nodes(const LaunchOptions& options, const Environment& env, std::stri
 
 std::vector<std::string> tool_command(const Plan& plan, const std::string& session_dir);
 std::vector<std::string> app_command(const Plan& plan, const std::string& preload);
+// The interceptor of the program's model.
+const std::string& interceptor_of(const Plan& plan);
+// Open MPI's options for the hosts of a hydra host file ("--host a:4,b:2").
+std::vector<std::string> openmpi_hosts(const std::string& hostfile, std::string* error);
 // The interceptor in front of whatever LD_PRELOAD already holds.
 std::string preload_value(const std::string& interceptor,
                           const std::optional<std::string>& existing);

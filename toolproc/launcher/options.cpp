@@ -433,6 +433,8 @@ std::string usage_text() {
          "  VCX_TOOLPROC       the tool executable (default: vcx-toolproc next to vcx-run)\n"
          "  VCX_PLUGIN_DIR     the plugin directory with the interceptor (default: ../lib/vcx)\n"
          "  VCX_MPIEXEC        MPICH's mpiexec (default: the one vcx was built with)\n"
+         "  VCX_OSHRUN         Open MPI's oshrun, for OpenSHMEM programs (default: the one\n"
+         "                     vcx was built with)\n"
          "  TMPDIR             where the private session directory is made (default /tmp)\n";
   return out.str();
 }

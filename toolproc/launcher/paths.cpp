@@ -105,6 +105,8 @@ ProgramLookup resolve_program(const std::string& name, const std::optional<std::
 
 std::string default_mpiexec() { return VCX_DEFAULT_MPIEXEC; }
 
+std::string default_oshrun() { return VCX_DEFAULT_OSHRUN; }
+
 std::string self_bindir() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -123,6 +125,8 @@ InstallPaths install_paths(const std::string& bindir, const Environment& env) {
   while (p.plugin_dir.size() > 1 && p.plugin_dir.back() == '/') p.plugin_dir.pop_back();
   p.interceptor = (fs::path(p.plugin_dir) / kInterceptorName).string();
   p.mpiexec = env.get_nonempty("VCX_MPIEXEC").value_or(default_mpiexec());
+  p.shmem_interceptor = (fs::path(p.plugin_dir) / kShmemInterceptorName).string();
+  p.oshrun = env.get_nonempty("VCX_OSHRUN").value_or(default_oshrun());
   p.config_dir =
       env.get_nonempty("VCX_CONFIG_DIR")
           .value_or((bin.parent_path() / "share" / "vcx" / "config").lexically_normal().string());
@@ -147,6 +151,22 @@ std::optional<std::string> check_install(InstallPaths& paths,
     return "cannot use MPICH's mpiexec " + paths.mpiexec + ": " + mpiexec.error +
            " (VCX_MPIEXEC overrides it)";
   paths.mpiexec = mpiexec.path;
+  return std::nullopt;
+}
+
+std::optional<std::string> check_shmem_install(InstallPaths& paths,
+                                               const std::optional<std::string>& path_env) {
+  std::error_code ec;
+  if (!fs::is_regular_file(paths.shmem_interceptor, ec) ||
+      ::access(paths.shmem_interceptor.c_str(), R_OK) != 0)
+    return "the OpenSHMEM interceptor " + paths.shmem_interceptor +
+           " is missing: this vcx was built without Open MPI's OpenSHMEM (install "
+           "libopenmpi-dev and openmpi-bin, e.g. with scripts/install-deps, and rebuild vcx)";
+  ProgramLookup oshrun = resolve_program(paths.oshrun, path_env);
+  if (!oshrun.ok())
+    return "cannot use Open MPI's oshrun " + paths.oshrun + ": " + oshrun.error +
+           " (install openmpi-bin; VCX_OSHRUN overrides it)";
+  paths.oshrun = oshrun.path;
   return std::nullopt;
 }
 

@@ -37,8 +37,9 @@ struct ProgramLookup {
 ProgramLookup resolve_program(const std::string& name, const std::optional<std::string>& path_env);
 
 // The files vcx-run needs. Overrides: VCX_TOOLPROC (the tool executable),
-// VCX_PLUGIN_DIR (plugins and the interceptor), VCX_MPIEXEC (MPICH's mpiexec),
-// VCX_CONFIG_DIR (the shipped configurations, <prefix>/share/vcx/config).
+// VCX_PLUGIN_DIR (plugins and the interceptors), VCX_MPIEXEC (MPICH's mpiexec),
+// VCX_OSHRUN (Open MPI's oshrun, for OpenSHMEM programs), VCX_CONFIG_DIR (the
+// shipped configurations, <prefix>/share/vcx/config).
 struct InstallPaths {
   std::string bindir;
   std::string toolproc;
@@ -46,12 +47,18 @@ struct InstallPaths {
   std::string interceptor;
   std::string mpiexec;
   std::string config_dir;  // the shipped configurations (placements)
+  // OpenSHMEM programs: their interceptor and Open MPI's oshrun.
+  std::string shmem_interceptor;
+  std::string oshrun;
 };
 
 inline constexpr const char* kInterceptorName = "libvcx-mpi-intercept.so";
+inline constexpr const char* kShmemInterceptorName = "libvcx-shmem-intercept.so";
 
 // The mpiexec vcx was configured with.
 std::string default_mpiexec();
+// The oshrun vcx was configured with ("oshrun" when it found none).
+std::string default_oshrun();
 // The directory of the running executable (from /proc/self/exe), or "".
 std::string self_bindir();
 // Derives every path from `bindir` and the environment; checks nothing.
@@ -61,5 +68,9 @@ InstallPaths install_paths(const std::string& bindir, const Environment& env);
 // `mpiexec` through PATH when it is a bare name.
 std::optional<std::string> check_install(InstallPaths& paths,
                                          const std::optional<std::string>& path_env);
+// The same for what an OpenSHMEM program needs besides: the SHMEM
+// interceptor (built only where Open MPI's OpenSHMEM was found) and oshrun.
+std::optional<std::string> check_shmem_install(InstallPaths& paths,
+                                               const std::optional<std::string>& path_env);
 
 }  // namespace vcx::launcher

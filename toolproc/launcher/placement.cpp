@@ -163,9 +163,17 @@ std::vector<std::string> binding_args(LauncherKind launcher, const std::vector<i
       return {"-bind-to", "user:" + join_cores(cores, nprocs)};
     case LauncherKind::Slurm:
       return {"--cpu-bind=map_cpu:" + join_cores(cores, nprocs)};
-    case LauncherKind::OpenMpi:
-      return {"--cpu-list", join_cores(cores, static_cast<int>(cores.size())), "--bind-to",
+    case LauncherKind::OpenMpi: {
+      // Open MPI binds local rank i to the i-th lowest core of the list and
+      // refuses to bind more ranks than the list has cores: then nothing is
+      // bound (the launcher says so).
+      std::vector<int> sorted(cores);
+      std::sort(sorted.begin(), sorted.end());
+      sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+      if (static_cast<int>(sorted.size()) < nprocs) return {"--bind-to", "none"};
+      return {"--cpu-list", join_cores(sorted, static_cast<int>(sorted.size())), "--bind-to",
               "cpu-list:ordered"};
+    }
   }
   return {};
 }

@@ -37,7 +37,9 @@ PlacementResult resolve_placement(const std::string& spec, const std::string& co
                                   const std::vector<int>& available);
 
 // The options binding `nprocs` ranks to `cores` (local rank i to the i-th,
-// wrapping around) for the given launcher; empty when `cores` is.
+// wrapping around) for the given launcher; empty when `cores` is. Open MPI
+// binds local rank i to the i-th lowest core and only one rank per core:
+// with fewer cores than ranks its options bind nothing ("--bind-to none").
 std::vector<std::string> binding_args(LauncherKind launcher, const std::vector<int>& cores,
                                       int nprocs);
 

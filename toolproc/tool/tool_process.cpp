@@ -166,6 +166,19 @@ const char* ToolProcess::call_name(std::uint8_t model, std::uint16_t call) const
   return "?";
 }
 
+// Replies before the engine ran the events: with --no-stall (only lock
+// acquisitions want replies then, and they need only their depositions'
+// grants), and where holding the application could deadlock it. Either way
+// never past an acquisition not granted yet.
+void ToolProcess::release_early() {
+  const bool deadlock_risk = !opts_.no_stall && engine_->must_not_stall();
+  if (!opts_.no_stall && !deadlock_risk) return;
+  const std::uint64_t through = std::min(max_reply_wanted_, engine_->replies_allowed_through());
+  if (through <= replied_) return;
+  if (deadlock_risk) ++released_replies_;
+  reply(through);
+}
+
 void ToolProcess::reply(std::uint64_t event_seq) {
   if (!consumer_ || event_seq <= replied_) return;
   replied_ = event_seq;
@@ -484,10 +497,7 @@ int ToolProcess::run() {
     const bool peer_news = transport_->poll() > 0;
     const bool progressed = service_channel();
     engine_->run();
-    if (max_reply_wanted_ > replied_ && engine_->must_not_stall()) {
-      ++released_replies_;
-      reply(max_reply_wanted_);
-    }
+    if (max_reply_wanted_ > replied_) release_early();
     maybe_report_done();
     if (opts_.progress) maybe_write_progress();
     if (terminate_) break;

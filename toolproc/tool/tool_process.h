@@ -63,6 +63,7 @@ class ToolProcess final : public ToolHost {
   bool wants_reply(std::uint32_t event_flags) const;
   void handle_control_event(const EventHeader& ev);
   void app_gone();
+  void release_early();
   void settle_app();
   void on_control_message(Rank src, std::span<const std::uint8_t> bytes);
   void broadcast_control(std::uint8_t what);

@@ -105,6 +105,11 @@ class ExchangeEngine {
   // True while making the application wait could deadlock (see
   // ExchangeControl::add_pending_receives): the tool then answers at once.
   virtual bool must_not_stall() const = 0;
+  // The last queued event a reply may be given for before the engine has run
+  // it (--no-stall, must_not_stall): replies never overtake an acquisition
+  // whose deposition has not granted it yet, so that the application calls
+  // MPI's lock only in the order the depositions decided.
+  virtual std::uint64_t replies_allowed_through() const = 0;
   // Human-readable description of what the head program waits for.
   virtual std::string blocked_on() const = 0;
   virtual void add_observer(ClockedCallObserver* o) = 0;

@@ -885,9 +885,21 @@ class EngineSim {
     return submit(r, Prog::clocked_call(51).release(Rank{deposition}, resource, shared));
   }
 
+  // Applications that wait for their tools at every call (as with stalling,
+  // only stricter): a rank's next program reaches its engine once the engine
+  // finished the previous ones. Without it, programs reach the engines at
+  // once, except after a lock call, which an application passes only once the
+  // deposition granted it. Tests whose ranks lock and also synchronise
+  // otherwise need it: an application cannot pass a barrier before the
+  // others reached it, nor request a lock after it before that.
+  void set_applications_wait(bool on) { applications_wait_ = on; }
+
   // ---- driving ----
   void run_all() {
-    for (auto& n : nodes_) n->engine->run();
+    for (auto& n : nodes_) {
+      n->engine->run();
+      while (!n->backlog.empty() && feed(*n)) n->engine->run();
+    }
   }
   bool step() {
     if (!net_.deliver_one()) return false;
@@ -1005,7 +1017,10 @@ class EngineSim {
   Submitted enqueue(std::uint32_t r, const CallProgram& cp, const Prog& p, bool needs_reply) {
     Node& n = *nodes_.at(r);
     ++n.event_seq;
-    n.engine->enqueue(cp, needs_reply);
+    // An application does not go past a lock call before its deposition
+    // granted it: what it calls after that reaches the engine only then.
+    n.backlog.push_back(Backlogged{cp, needs_reply});
+    feed(n);
     for (const Op& op : cp.ops())
       if (op.kind == OpKind::Retire) retired_.insert(LockKey{r, op.queue.a});
     ref_.program(Rank{r}, p);
@@ -1042,6 +1057,27 @@ class EngineSim {
     lock_log_.push_back(e);
   }
 
+  struct Backlogged {
+    CallProgram program;
+    bool needs_reply;
+  };
+  struct Node;
+  // Queues the node's held-back programs up to and including the next lock
+  // call; true if any was queued.
+  bool feed(Node& n) {
+    bool fed = false;
+    while (!n.backlog.empty() && n.engine->replies_allowed_through() >= n.last_lock_seq &&
+           (!applications_wait_ || n.engine->idle())) {
+      Backlogged& b = n.backlog.front();
+      n.engine->enqueue(b.program, b.needs_reply);
+      for (const Op& op : b.program.ops())
+        if (op.kind == OpKind::Acquire) n.last_lock_seq = b.program.event_seq();
+      n.backlog.pop_front();
+      fed = true;
+    }
+    return fed;
+  }
+
   struct ProgramInfo {
     std::uint64_t event_seq;
     bool needs_reply;
@@ -1057,8 +1093,11 @@ class EngineSim {
     std::uint64_t event_seq = 0;
     std::uint64_t clocked = 0;
     std::vector<ProgramInfo> programs;
+    std::deque<Backlogged> backlog;  // programs the application has not got to yet
+    std::uint64_t last_lock_seq = 0;
   };
 
+  bool applications_wait_ = false;
   Network net_;
   ReferenceModel ref_;
   std::vector<LockEvent> lock_log_;

@@ -392,8 +392,9 @@ struct Job {
       submit(r, tx[r]->init(r, n));
     }
   }
-  void submit(std::uint32_t r, const CallProgram& p, bool needs_reply = false) {
-    sim.submit_program(r, p, needs_reply);
+  sim::EngineSim::Submitted submit(std::uint32_t r, const CallProgram& p,
+                                   bool needs_reply = false) {
+    return sim.submit_program(r, p, needs_reply);
   }
   Clock clock(std::uint32_t r, std::size_t call) const { return sim.calls(r).at(call).clock; }
 };

@@ -59,12 +59,46 @@ int blocking_collective(mpi::Call call, MPI_Comm comm, int root, F&& pmpi) {
   return rc;
 }
 
+// MPICH hands out one predefined, already complete request for every
+// non-blocking collective that completes at once (e.g. on a one-member
+// communicator), so two such requests pending together share a handle and
+// their completions could not be told apart. Each gets a completed
+// generalized request of its own instead.
+namespace detail {
+inline int done_query(void*, MPI_Status* st) {
+  PMPI_Status_set_elements(st, MPI_BYTE, 0);
+  PMPI_Status_set_cancelled(st, 0);
+  st->MPI_SOURCE = MPI_UNDEFINED;
+  st->MPI_TAG = MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+inline int done_free(void*) { return MPI_SUCCESS; }
+inline int done_cancel(void*, int) { return MPI_SUCCESS; }
+}  // namespace detail
+
+inline void make_request_unique(MPI_Request* request) {
+#ifdef MPICH
+  // MPICH's handle kind (bits 31..30): 1 is a predefined (builtin) object.
+  const auto h = static_cast<std::uint32_t>(*request);
+  if (*request == MPI_REQUEST_NULL || (h >> 30) != 1u) return;
+  MPI_Request own = MPI_REQUEST_NULL;
+  if (PMPI_Grequest_start(detail::done_query, detail::done_free, detail::done_cancel, nullptr,
+                          &own) != MPI_SUCCESS)
+    return;
+  PMPI_Grequest_complete(own);
+  *request = own;
+#else
+  (void)request;
+#endif
+}
+
 template <class F>
 int nonblocking_collective(mpi::Call call, MPI_Comm comm, int root, MPI_Request* request,
                            bool persistent, F&& pmpi) {
   const int rc = pmpi();
   Runtime& rt = runtime();
   if (rc != MPI_SUCCESS || !rt.active()) return rc;
+  if (!persistent) make_request_unique(request);
   rt.push(call, collective_event(comm, root, rt.new_request_id(*request)), false);
   rt.remember(*request, role_waits(call, comm, root) ? RequestKind::Waits : RequestKind::Other,
               persistent);

@@ -1,37 +1,12 @@
 #include "runtime.h"
 
-#include "ending.h"
-#include "vcx/channel/futex.h"
-
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <mpi.h>
 
 #include <atomic>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <string>
+#include <cstdint>
 
 namespace vcx::mpi_intercept {
 namespace {
-
-std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
-
-void wake_tool(void* ctx) {
-  const int fd = *static_cast<int*>(ctx);
-  const char byte = 'w';
-  // Non-blocking: if the socket buffer is full the tool is awake anyway.
-  (void)::send(fd, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-}
-
-bool tool_alive(void* ctx) {
-  const int fd = *static_cast<int*>(ctx);
-  pollfd p{fd, POLLIN | POLLRDHUP, 0};
-  if (::poll(&p, 1, 0) <= 0) return true;
-  // The tool never writes after the attach, so readable means end of file.
-  return (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLIN)) == 0;
-}
 
 // A communicator of the interceptor's own, with one receive posted that
 // nothing ever matches: testing it runs MPI's whole progress engine while
@@ -66,9 +41,10 @@ void stop_progress() {
   if (g_progress_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_progress_comm);
 }
 
-bool continue_on_failure() {
-  const char* v = std::getenv("VCX_ON_TOOL_FAILURE");
-  return v && std::strcmp(v, "continue") == 0;
+void abort_job(int status) { PMPI_Abort(MPI_COMM_WORLD, status); }
+
+const char* call_name(std::uint16_t call) {
+  return call < static_cast<std::uint16_t>(mpi::Call::Count) ? mpi::kCallNames[call] : "MPI_?";
 }
 
 }  // namespace
@@ -94,56 +70,20 @@ void Runtime::start(int thread_level) {
   PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
   PMPI_Comm_group(MPI_COMM_WORLD, &world_group_);
 
-  const char* dir = std::getenv("VCX_SESSION_DIR");
-  if (!dir || !*dir) {
-    if (world_rank_ == 0)
-      std::fprintf(stderr,
-                   "vcx: the vcx interceptor is loaded but the program was not started by "
-                   "vcx-run; running without analysis\n");
-    return;
-  }
-  watch_ending(dir, world_rank_);
-  channel::AttachHello hello{};
-  hello.magic = channel::kAttachMagic;
-  hello.version = channel::kAttachVersion;
-  hello.world_rank = static_cast<std::uint32_t>(world_rank_);
-  hello.world_size = static_cast<std::uint32_t>(world_size);
-  hello.pid = static_cast<std::int32_t>(::getpid());
-  hello.model = static_cast<std::uint16_t>(Model::Mpi);
-  if (const char* token = std::getenv("VCX_SESSION_TOKEN"))
-    std::snprintf(hello.token, sizeof hello.token, "%s", token);
-
-  int timeout_ms = 30'000;
-  if (const char* t = std::getenv("VCX_ATTACH_TIMEOUT_MS")) timeout_ms = std::atoi(t);
-  // The tool decides the channel (shared memory or TCP) by what it publishes.
-  std::string error;
-  if (!channel::attach_in_session(dir, hello, timeout_ms, &attachment_, &error)) {
-    std::fprintf(stderr, "vcx: rank %d: cannot reach its tool process: %s\n", world_rank_,
-                 error.c_str());
-    if (continue_on_failure()) {
-      std::fprintf(stderr, "vcx: rank %d: running without analysis (VCX_ON_TOOL_FAILURE=continue)\n",
-                   world_rank_);
-      return;
-    }
-    record_ending("tool-failed", 70);
-    PMPI_Abort(MPI_COMM_WORLD, 70);
-    return;
-  }
-  no_stall_ = (attachment_.mode_flags & channel::kModeNoStall) != 0;
-  serialise_ = thread_level == MPI_THREAD_MULTIPLE;
-  channel::ProducerHooks hooks;
-  hooks.ctx = &attachment_.socket_fd;
-  hooks.wake_consumer = &wake_tool;
-  hooks.tool_alive = &tool_alive;
+  intercept::ClientSetup setup;
+  setup.model = Model::Mpi;
+  setup.world_rank = world_rank_;
+  setup.world_size = world_size;
+  setup.serialise = thread_level == MPI_THREAD_MULTIPLE;
+  setup.abort_job = &abort_job;
   // Other ranks' operations (passive-target RMA, rendezvous transfers) may
   // need this rank's MPI to progress before the tool can answer; without
   // vcx the rank would be waiting inside MPI, progressing it.
+  setup.progress = &drive_progress;
+  setup.call_name = &call_name;
+  if (!client_.attach(setup)) return;
+  serialise_ = setup.serialise;
   start_progress();
-  hooks.progress = &drive_progress;
-  channel::WaitPolicy policy;
-  if (const char* s = std::getenv("VCX_SPIN_NS")) policy.spin_ns = std::strtoull(s, nullptr, 10);
-  producer_ = channel::Producer(attachment_, hooks, policy);
-  active_ = true;
 
   mpi::InitEvent ev{};
   ev.comm_world = comm_handle(MPI_COMM_WORLD);
@@ -155,112 +95,9 @@ void Runtime::start(int thread_level) {
 }
 
 void Runtime::stop() {
-  ending_finalized();
-  if (!active_) return;
-  const std::uint64_t seq = push(mpi::Call::Finalize, std::uint64_t{0}, true);
-  wait(seq);
-  lock();
-  if (void* p = producer_.begin(Model::Control, static_cast<std::uint16_t>(ControlEvent::Detach),
-                                0, sizeof(DetachEvent))) {
-    *static_cast<DetachEvent*>(p) = DetachEvent{producer_.stall_ns(), producer_.backpressure_ns()};
-    producer_.commit();
-  }
-  unlock();
-  active_ = false;
-  stop_progress();
-  // The socket stays open until the process exits: its end tells the tool
-  // that this rank is gone, and the tool still reads the ring meanwhile.
-}
-
-void Runtime::lock() {
-  if (serialise_)
-    while (g_lock.test_and_set(std::memory_order_acquire)) channel::cpu_relax();
-}
-
-void Runtime::unlock() {
-  if (serialise_) g_lock.clear(std::memory_order_release);
-}
-
-void* Runtime::begin(mpi::Call call, std::size_t payload, bool needs_reply) {
-  if (!active_) return nullptr;
-  lock();
-  reply_wanted_ = needs_reply && !no_stall_;
-  const std::uint32_t flags = reply_wanted_ ? std::uint32_t{kEventNeedsReply} : 0u;
-  void* p = producer_.begin(Model::Mpi, static_cast<std::uint16_t>(call), flags, payload);
-  if (!p) {
-    unlock();
-    if (payload > producer_.max_payload()) {
-      std::fprintf(stderr,
-                   "vcx: rank %d: an MPI_%s event needs %zu bytes, more than the channel "
-                   "carries; restart with a larger ring (vcx-run --ring-bytes)\n",
-                   world_rank_, mpi::kCallNames[static_cast<int>(call)] + 4, payload);
-      PMPI_Abort(MPI_COMM_WORLD, 70);
-    }
-    tool_failed("while the application was sending to it");
-    return nullptr;
-  }
-  return p;
-}
-
-void* Runtime::begin_always_answered(mpi::Call call, std::size_t payload) {
-  if (!active_) return nullptr;
-  lock();
-  reply_wanted_ = true;
-  void* p = producer_.begin(Model::Mpi, static_cast<std::uint16_t>(call), kEventAlwaysReply,
-                            payload);
-  if (!p) {
-    unlock();
-    tool_failed("while the application was sending to it");
-  }
-  return p;
-}
-
-void Runtime::wait_always(std::uint64_t ticket) {
-  if (!active_ || ticket == 0) return;
-  if (producer_.wait_reply(ticket) != channel::WaitResult::Ok) tool_failed("while waiting for it");
-}
-
-std::uint64_t Runtime::commit() {
-  const std::uint64_t seq = producer_.commit();
-  const bool wanted = reply_wanted_;
-  unlock();
-  return wanted ? seq : 0;
-}
-
-void Runtime::wait(std::uint64_t ticket) {
-  if (!active_ || no_stall_ || ticket == 0) return;
-  if (producer_.wait_reply(ticket) != channel::WaitResult::Ok) tool_failed("while waiting for it");
-}
-
-void Runtime::tool_failed(const char* what) {
-  if (!active_) return;
-  active_ = false;
-  // The tools stop when an application rank ends without MPI_Finalize; the
-  // job is ending then (mpiexec stops the other ranks when one fails), and
-  // until it does this rank runs on as it would without vcx.
-  if (another_rank_ended(std::getenv("VCX_SESSION_DIR"))) {
-    std::fprintf(stderr,
-                 "vcx: rank %d: analysis stopped because another application rank ended; "
-                 "running on without it\n",
-                 world_rank_);
-    return;
-  }
-  // One write per line: the ranks share the terminal.
-  if (continue_on_failure()) {
-    std::fprintf(stderr,
-                 "vcx: rank %d: the tool process stopped %s; running on without analysis "
-                 "(--on-tool-failure=continue)\n",
-                 world_rank_, what);
-    return;
-  }
-  std::fprintf(stderr,
-               "vcx: rank %d: the tool process stopped %s; aborting the job "
-               "(vcx-run --on-tool-failure=continue lets it run on unanalysed)\n",
-               world_rank_, what);
-  // mpiexec may take the job down before it forwards the line above; vcx-run
-  // says it again from this record.
-  record_ending("tool-failed", 70);
-  PMPI_Abort(MPI_COMM_WORLD, 70);
+  const bool was_active = client_.active();
+  client_.finish(static_cast<std::uint16_t>(mpi::Call::Finalize));
+  if (was_active) stop_progress();
 }
 
 // MPICH's handles are ints: the generation goes above them.
@@ -286,7 +123,7 @@ std::uint64_t Runtime::request_id(MPI_Request r) {
 }
 
 void Runtime::remember(MPI_Request r, RequestKind k, bool persistent) {
-  if ((k == RequestKind::Other && !persistent) || !active_ || r == MPI_REQUEST_NULL) return;
+  if ((k == RequestKind::Other && !persistent) || !active() || r == MPI_REQUEST_NULL) return;
   const std::uint64_t id = request_id(r);
   lock();
   insert(id, k, persistent, !persistent);

@@ -12,11 +12,13 @@
 #include <vector>
 
 #include "../common/mpi_events.h"
-#include "vcx/channel/attach.h"
-#include "vcx/channel/producer.h"
+#include "vcx/intercept/channel_client.h"
+#include "vcx/intercept/ending.h"
 #include "vcx/types.h"
 
 namespace vcx::mpi_intercept {
+
+using intercept::record_ending;
 
 // What the interceptor remembers about a request: whether its completion
 // can make the application wait (the translator knows the rest), and for
@@ -34,23 +36,22 @@ class Runtime {
   void start(int thread_level);
   // Before PMPI_Finalize: drain, say goodbye, detach.
   void stop();
-  bool active() const { return active_; }
-  bool stalls() const { return active_ && !no_stall_; }
+  bool active() const { return client_.active(); }
+  bool stalls() const { return client_.active() && !client_.no_stall(); }
 
-  // Reserves an event of `payload` bytes; nullptr when inactive (or the tool
-  // failed and the policy is to continue). Must be followed by commit().
-  void* begin(mpi::Call call, std::size_t payload, bool needs_reply);
-  // An event the tool must answer even in no-stall mode (it decides an
-  // order the application then follows).
-  void* begin_always_answered(mpi::Call call, std::size_t payload);
-  // Publishes the event; returns the ticket to wait() on: its sequence
-  // number if it asked for a reply, else 0.
-  std::uint64_t commit();
-  // Waits for the tool's answer to the event with this ticket (no-op for 0
-  // and in no-stall mode).
-  void wait(std::uint64_t ticket);
-  // Waits even in no-stall mode (for begin_always_answered events).
-  void wait_always(std::uint64_t ticket);
+  // The channel to the tool (intercept::ChannelClient): begin() reserves an
+  // event (nullptr when inactive), commit() publishes it and returns the
+  // ticket to wait() on, begin_always_answered()/wait_always() for events
+  // the tool answers even in no-stall mode.
+  void* begin(mpi::Call call, std::size_t payload, bool needs_reply) {
+    return client_.begin(static_cast<std::uint16_t>(call), payload, needs_reply);
+  }
+  void* begin_always_answered(mpi::Call call, std::size_t payload) {
+    return client_.begin_always_answered(static_cast<std::uint16_t>(call), payload);
+  }
+  std::uint64_t commit() { return client_.commit(); }
+  void wait(std::uint64_t ticket) { client_.wait(ticket); }
+  void wait_always(std::uint64_t ticket) { client_.wait_always(ticket); }
 
   template <class T>
   std::uint64_t push(mpi::Call call, const T& payload, bool needs_reply) {
@@ -94,17 +95,12 @@ class Runtime {
   int world_rank() const { return world_rank_; }
 
  private:
-  void tool_failed(const char* what);
-  void lock();
-  void unlock();
+  void lock() { client_.lock(); }
+  void unlock() { client_.unlock(); }
 
-  bool active_ = false;
-  bool no_stall_ = false;
+  intercept::ChannelClient client_;
   bool serialise_ = false;  // MPI_THREAD_MULTIPLE: several threads push
   int world_rank_ = -1;
-  channel::Attachment attachment_{};
-  channel::Producer producer_{};
-  bool reply_wanted_ = false;
   MPI_Group world_group_ = MPI_GROUP_NULL;
 
   // Open addressing, linear probing; keys are request handles.

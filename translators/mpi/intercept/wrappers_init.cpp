@@ -1,5 +1,4 @@
 // MPI_Init, MPI_Init_thread, MPI_Finalize.
-#include "ending.h"
 #include "runtime.h"
 
 using namespace vcx::mpi_intercept;

@@ -1,4 +1,4 @@
-#include "ending.h"
+#include "vcx/intercept/ending.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string>
 
-namespace vcx::mpi_intercept {
+namespace vcx::intercept {
 namespace {
 
 // Everything the handlers use is prepared beforehand: they run in a dying
@@ -21,7 +21,7 @@ std::atomic<bool> g_recorded{false};
 std::atomic<bool> g_finalized{false};
 
 // Signals whose default action ends the process and that a program (or its
-// MPI) may catch. SIGKILL and SIGSTOP cannot be caught.
+// library) may catch. SIGKILL and SIGSTOP cannot be caught.
 constexpr int kWatchedSignals[] = {SIGSEGV, SIGBUS,  SIGFPE, SIGILL,  SIGABRT, SIGSYS, SIGTRAP,
                                    SIGTERM, SIGINT,  SIGHUP, SIGQUIT, SIGPIPE, SIGXCPU, SIGXFSZ,
                                    SIGALRM, SIGUSR1, SIGUSR2};
@@ -129,4 +129,4 @@ bool another_rank_ended(const char* session_dir) {
   return ::access(path.c_str(), F_OK) == 0;
 }
 
-}  // namespace vcx::mpi_intercept
+}  // namespace vcx::intercept

@@ -1,0 +1,49 @@
+/* Ground-truth logging for the OpenSHMEM test programs: the same log as
+ * gt.h (one JSON object per clocked call, in program order, right after the
+ * call returns, to $VCX_TEST_GT_DIR/gt-<PE>.jsonl; nothing without that
+ * variable), with the ops an OpenSHMEM program needs:
+ *
+ *   coll          {kind, comm, members, root} a collective: "all_to_all"
+ *                 over every PE (comm "world": shmem_barrier_all,
+ *                 shmem_sync_all, the symmetric heap calls) or over an
+ *                 active set (comm "set:<PE_start>:<logPE_stride>:<PE_size>",
+ *                 members in set order); "one_to_all" for broadcasts, root
+ *                 the root's PE number
+ *   shmem_lock    {lock, count} the lock was acquired (shmem_set_lock, or
+ *                 shmem_test_lock returning 0); count = acquisitions of the
+ *                 lock before this one, measured inside the critical section
+ *   shmem_unlock  {lock}        shmem_clear_lock of the lock held
+ *
+ * Lock order: right after acquiring lock <id>, the helpers increment the
+ * counter of that lock, kept at PE 0 in static (symmetric) memory, with
+ * shmem_long_atomic_fetch_inc, and log the value fetched. The lock keeps
+ * the increments apart, so the counts number the acquisitions in their
+ * real order. A failed shmem_test_lock logs a line without ops (not
+ * clocked).
+ */
+#ifndef VCX_TEST_SHMEM_GT_H
+#define VCX_TEST_SHMEM_GT_H
+
+#include <shmem.h>
+
+#define SGT_MAX_LOCKS 8
+
+/* After shmem_init / before shmem_finalize. */
+void sgt_init(void);
+void sgt_finalize(void);
+
+/* Log a collective the program just called. */
+void sgt_world(const char *call);
+void sgt_set(const char *call, int pe_start, int log_stride, int pe_size);
+void sgt_bcast(const char *call, int pe_root, int pe_start, int log_stride, int pe_size);
+
+/* shmem_set_lock, shmem_test_lock, shmem_clear_lock on `lock`, logged as
+ * lock "lock<id>" (0 <= id < SGT_MAX_LOCKS, the same lock on every PE). */
+void sgt_set_lock(long *lock, int id);
+int sgt_test_lock(long *lock, int id);
+void sgt_clear_lock(long *lock, int id);
+
+/* Whether PE `pe` belongs to the active set. */
+int sgt_in_set(int pe, int pe_start, int log_stride, int pe_size);
+
+#endif

@@ -1,0 +1,204 @@
+#include "vcx/intercept/channel_client.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "vcx/channel/futex.h"
+#include "vcx/intercept/ending.h"
+
+namespace vcx::intercept {
+namespace {
+
+std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
+
+void wake_tool(void* ctx) {
+  const int fd = *static_cast<int*>(ctx);
+  const char byte = 'w';
+  // Non-blocking: if the socket buffer is full the tool is awake anyway.
+  (void)::send(fd, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+bool tool_alive(void* ctx) {
+  const int fd = *static_cast<int*>(ctx);
+  pollfd p{fd, POLLIN | POLLRDHUP, 0};
+  if (::poll(&p, 1, 0) <= 0) return true;
+  // The tool never writes after the attach, so readable means end of file.
+  return (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLIN)) == 0;
+}
+
+bool continue_on_failure() {
+  const char* v = std::getenv("VCX_ON_TOOL_FAILURE");
+  return v && std::strcmp(v, "continue") == 0;
+}
+
+}  // namespace
+
+bool ChannelClient::attach(const ClientSetup& setup) {
+  setup_ = setup;
+  const char* dir = std::getenv("VCX_SESSION_DIR");
+  if (!dir || !*dir) {
+    if (setup_.world_rank == 0)
+      std::fprintf(stderr,
+                   "vcx: the vcx interceptor is loaded but the program was not started by "
+                   "vcx-run; running without analysis\n");
+    return false;
+  }
+  watch_ending(dir, setup_.world_rank);
+  channel::AttachHello hello{};
+  hello.magic = channel::kAttachMagic;
+  hello.version = channel::kAttachVersion;
+  hello.world_rank = static_cast<std::uint32_t>(setup_.world_rank);
+  hello.world_size = static_cast<std::uint32_t>(setup_.world_size);
+  hello.pid = static_cast<std::int32_t>(::getpid());
+  hello.model = static_cast<std::uint16_t>(setup_.model);
+  if (const char* token = std::getenv("VCX_SESSION_TOKEN"))
+    std::snprintf(hello.token, sizeof hello.token, "%s", token);
+
+  int timeout_ms = 30'000;
+  if (const char* t = std::getenv("VCX_ATTACH_TIMEOUT_MS")) timeout_ms = std::atoi(t);
+  // The tool decides the channel (shared memory or TCP) by what it publishes.
+  std::string error;
+  if (!channel::attach_in_session(dir, hello, timeout_ms, &attachment_, &error)) {
+    std::fprintf(stderr, "vcx: rank %d: cannot reach its tool process: %s\n", setup_.world_rank,
+                 error.c_str());
+    if (continue_on_failure()) {
+      std::fprintf(stderr, "vcx: rank %d: running without analysis (VCX_ON_TOOL_FAILURE=continue)\n",
+                   setup_.world_rank);
+      return false;
+    }
+    record_ending("tool-failed", 70);
+    setup_.abort_job(70);
+    return false;
+  }
+  no_stall_ = (attachment_.mode_flags & channel::kModeNoStall) != 0;
+  channel::ProducerHooks hooks;
+  hooks.ctx = &attachment_.socket_fd;
+  hooks.wake_consumer = &wake_tool;
+  hooks.tool_alive = &tool_alive;
+  hooks.progress = setup_.progress;
+  channel::WaitPolicy policy;
+  if (const char* s = std::getenv("VCX_SPIN_NS")) policy.spin_ns = std::strtoull(s, nullptr, 10);
+  producer_ = channel::Producer(attachment_, hooks, policy);
+  active_ = true;
+  return true;
+}
+
+void ChannelClient::finish(std::uint16_t finalize_call) {
+  ending_finalized();
+  if (!active_) return;
+  void* p = begin(finalize_call, sizeof(std::uint64_t), true);
+  if (!p) return;
+  *static_cast<std::uint64_t*>(p) = 0;
+  wait(commit());
+  if (!active_) return;
+  lock();
+  if (void* d = producer_.begin(Model::Control, static_cast<std::uint16_t>(ControlEvent::Detach),
+                                0, sizeof(DetachEvent))) {
+    *static_cast<DetachEvent*>(d) = DetachEvent{producer_.stall_ns(), producer_.backpressure_ns()};
+    producer_.commit();
+  }
+  unlock();
+  active_ = false;
+  // The socket stays open until the process exits: its end tells the tool
+  // that this rank is gone, and the tool still reads the ring meanwhile.
+}
+
+void ChannelClient::lock() {
+  if (setup_.serialise)
+    while (g_lock.test_and_set(std::memory_order_acquire)) channel::cpu_relax();
+}
+
+void ChannelClient::unlock() {
+  if (setup_.serialise) g_lock.clear(std::memory_order_release);
+}
+
+void* ChannelClient::begin(std::uint16_t call, std::size_t payload, bool needs_reply) {
+  if (!active_) return nullptr;
+  lock();
+  reply_wanted_ = needs_reply && !no_stall_;
+  const std::uint32_t flags = reply_wanted_ ? std::uint32_t{kEventNeedsReply} : 0u;
+  void* p = producer_.begin(setup_.model, call, flags, payload);
+  if (!p) {
+    unlock();
+    if (payload > producer_.max_payload()) {
+      std::fprintf(stderr,
+                   "vcx: rank %d: a %s event needs %zu bytes, more than the channel "
+                   "carries; restart with a larger ring (vcx-run --ring-bytes)\n",
+                   setup_.world_rank, setup_.call_name(call), payload);
+      setup_.abort_job(70);
+    }
+    tool_failed("while the application was sending to it");
+    return nullptr;
+  }
+  return p;
+}
+
+void* ChannelClient::begin_always_answered(std::uint16_t call, std::size_t payload) {
+  if (!active_) return nullptr;
+  lock();
+  reply_wanted_ = true;
+  void* p = producer_.begin(setup_.model, call, kEventAlwaysReply, payload);
+  if (!p) {
+    unlock();
+    tool_failed("while the application was sending to it");
+  }
+  return p;
+}
+
+void ChannelClient::wait_always(std::uint64_t ticket) {
+  if (!active_ || ticket == 0) return;
+  if (producer_.wait_reply(ticket) != channel::WaitResult::Ok) tool_failed("while waiting for it");
+}
+
+std::uint64_t ChannelClient::commit() {
+  const std::uint64_t seq = producer_.commit();
+  const bool wanted = reply_wanted_;
+  unlock();
+  return wanted ? seq : 0;
+}
+
+void ChannelClient::wait(std::uint64_t ticket) {
+  if (!active_ || no_stall_ || ticket == 0) return;
+  if (producer_.wait_reply(ticket) != channel::WaitResult::Ok) tool_failed("while waiting for it");
+}
+
+void ChannelClient::tool_failed(const char* what) {
+  if (!active_) return;
+  active_ = false;
+  const int rank = setup_.world_rank;
+  // The tools stop when an application rank ends without finalising; the
+  // job is ending then (the launcher stops the other ranks when one fails),
+  // and until it does this rank runs on as it would without vcx.
+  if (another_rank_ended(std::getenv("VCX_SESSION_DIR"))) {
+    std::fprintf(stderr,
+                 "vcx: rank %d: analysis stopped because another application rank ended; "
+                 "running on without it\n",
+                 rank);
+    return;
+  }
+  // One write per line: the ranks share the terminal.
+  if (continue_on_failure()) {
+    std::fprintf(stderr,
+                 "vcx: rank %d: the tool process stopped %s; running on without analysis "
+                 "(--on-tool-failure=continue)\n",
+                 rank, what);
+    return;
+  }
+  std::fprintf(stderr,
+               "vcx: rank %d: the tool process stopped %s; aborting the job "
+               "(vcx-run --on-tool-failure=continue lets it run on unanalysed)\n",
+               rank, what);
+  // The launcher may take the job down before it forwards the line above;
+  // vcx-run says it again from this record.
+  record_ending("tool-failed", 70);
+  setup_.abort_job(70);
+}
+
+}  // namespace vcx::intercept

@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""Generates the OpenSHMEM interceptor's wrappers and its call table.
+
+Reads every function declared by the installed shmem.h (and shmem-compat.h,
+which it includes) and classifies it by the first row of
+translators/shmem/calls.tsv whose name matches. Writes:
+
+* the call table (shmem_calls.h): one event type per intercepted function,
+  with its name and family, shared by the interceptor and the translator;
+* the generated wrappers (generated_wrappers.cpp): for each function of a
+  data, collective or completion family not defined by hand in
+  wrappers_*.cpp, a wrapper that calls the pshmem_ entry point with the
+  caller's arguments and reports the call;
+* a JSON description of every function (read by scripts/gen-shmem-coverage
+  and the tests).
+
+Every function must match a row; a function of a family that needs a
+wrapper must have a profiling entry point (p<name>) in liboshmem, and the
+families with hand-written wrappers (init, finalize, global_exit, locks)
+must be defined in wrappers_*.cpp. Anything else stops the build with a
+line saying what to change.
+"""
+import argparse
+import fnmatch
+import json
+import os
+import re
+import subprocess
+import sys
+
+HAND_FAMILIES = {"init", "finalize", "global_exit", "lock_set", "lock_clear", "lock_test"}
+GENERATED_FAMILIES = {"coll_world", "coll_set", "bcast_set", "completion"}
+DATA_KINDS = {"put": "Put", "get": "Get", "put_nbi": "PutNbi", "get_nbi": "GetNbi",
+              "iput": "Iput", "iget": "Iget", "p": "P", "g": "G", "amo_read": "AmoRead",
+              "amo_write": "AmoWrite", "amo_rmw": "AmoRmw"}
+FAMILY_ENUM = {"init": "Init", "finalize": "Finalize", "global_exit": "GlobalExit",
+               "coll_world": "CollWorld", "coll_set": "CollSet", "bcast_set": "BcastSet",
+               "lock_set": "LockSet", "lock_clear": "LockClear", "lock_test": "LockTest",
+               "completion": "Completion"}
+WRITES = {"put", "put_nbi", "iput", "p"}
+READS = {"get", "get_nbi", "iget", "g"}
+
+
+def fail(msg):
+    sys.exit("vcx: gen_wrappers.py: " + msg)
+
+
+def split_params(text):
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    if out == ["void"]:
+        return []
+    return out
+
+
+def param_name(p):
+    m = re.search(r"(\w+)\s*$", p)
+    if not m:
+        fail(f"cannot name the parameter {p!r}")
+    return m.group(1)
+
+
+def read_declarations(paths):
+    decls = {}
+    for path in paths:
+        text = open(path).read()
+        text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+        text = re.sub(r"//[^\n]*", " ", text)
+        for ret, params in re.findall(r"OSHMEM_DECLSPEC\s+([^;{}#]*?)\s*\(([^;{}#]*?)\)\s*;", text,
+                                      flags=re.S):
+            ret = " ".join(ret.split())
+            m = re.match(r"(.*?)\b(\w+)$", ret)
+            if not m:
+                fail(f"cannot read the declaration {ret!r}")
+            rtype, name = m.group(1).strip(), m.group(2)
+            params = [" ".join(p.split()) for p in split_params(" ".join(params.split()))]
+            decls.setdefault(name, dict(name=name, ret=rtype, params=params,
+                                        header=os.path.basename(path)))
+    return decls
+
+
+def read_table(path):
+    rows = []
+    with open(path) as f:
+        lines = [l.rstrip("\n") for l in f if l.strip() and not l.startswith("#")]
+    head = lines[0].split("\t")
+    if head != ["function", "family", "mapping", "test"]:
+        fail(f"{path}: the header must be function, family, mapping, test (tab-separated)")
+    for n, line in enumerate(lines[1:], 2):
+        cols = line.split("\t")
+        if len(cols) != 4:
+            fail(f"{path}: row {n} has {len(cols)} columns, not 4: {line!r}")
+        fam = cols[1]
+        if not (fam in HAND_FAMILIES or fam in GENERATED_FAMILIES or fam == "none"
+                or (fam.startswith("data:") and fam[5:] in DATA_KINDS)):
+            fail(f"{path}: row {n}: unknown family {fam!r}")
+        rows.append(dict(patterns=cols[0].split("|"), family=fam, mapping=cols[2],
+                         test=cols[3]))
+    return rows
+
+
+def classify(name, rows):
+    for row in rows:
+        if any(fnmatch.fnmatchcase(name, p) for p in row["patterns"]):
+            return row
+    return None
+
+
+def library_symbols(lib, nm):
+    out = subprocess.run([nm, "-D", "--defined-only", lib], check=True, capture_output=True,
+                         text=True).stdout
+    syms = set()
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in ("T", "W", "i"):
+            syms.add(parts[2])
+    return syms
+
+
+def hand_written(files):
+    names = {}
+    for path in files:
+        text = open(path).read()
+        for m in re.finditer(r"^[A-Za-z_][\w\s\*]*?\b(\w+)\s*\([^;{]*\)\s*\{", text, flags=re.M):
+            names[m.group(1)] = os.path.basename(path)
+    return names
+
+
+def profiling_name(name):
+    return "p" + name
+
+
+def call_args(decl):
+    return ", ".join(param_name(p) for p in decl["params"])
+
+
+def param(decl, *candidates):
+    names = [param_name(p) for p in decl["params"]]
+    for c in candidates:
+        if c in names:
+            return c, decl["params"][names.index(c)]
+    return None, None
+
+
+def data_wrapper(decl, kind):
+    name = decl["name"]
+    if kind in READS and kind != "g":
+        remote, rtext = param(decl, "source", "src")
+    else:
+        remote, rtext = param(decl, "target", "dest", "addr")
+    if not remote:
+        fail(f"{name}: no parameter names the remote address")
+    local = "0"
+    if kind in ("put", "put_nbi", "iput"):
+        local_name, _ = param(decl, "source", "src")
+        local = f"reinterpret_cast<std::uint64_t>({local_name})"
+    elif kind in ("get", "get_nbi", "iget"):
+        local_name, _ = param(decl, "target", "dest")
+        local = f"reinterpret_cast<std::uint64_t>({local_name})"
+    if re.match(r"(const\s+)?(volatile\s+)?void\b", rtext):
+        m = re.search(r"(mem|8|16|32|64|128)(_nbi)?$", name)
+        if not m:
+            fail(f"{name}: an untyped address, but the name gives no element size")
+        elem = "1" if m.group(1) == "mem" else str(int(m.group(1)) // 8)
+    else:
+        elem = f"sizeof(*{remote})"
+    count_name, _ = param(decl, "len", "nelems")
+    count = count_name or "1"
+    stride = "1"
+    if kind == "iput":
+        stride = param(decl, "tst")[0] or fail(f"{name}: no tst parameter")
+    elif kind == "iget":
+        stride = param(decl, "sst")[0] or fail(f"{name}: no sst parameter")
+    pe = param(decl, "pe")[0] or fail(f"{name}: no pe parameter")
+    ctx = param(decl, "ctx")[0]
+    ctx_expr = f"context_id({ctx})" if ctx else "0"
+    report = (f"record_data(Call::{name}, DataKind::{DATA_KINDS[kind]}, {remote}, {local}, "
+              f"{elem}, {count}, {stride}, {ctx_expr}, {pe});")
+    return report
+
+
+def collective_report(decl, family):
+    name = decl["name"]
+    if family == "coll_world":
+        return f"report_world_collective(Call::{name});"
+    start = param(decl, "PE_start")[0]
+    log = param(decl, "logPE_stride")[0]
+    size = param(decl, "PE_size")[0]
+    if not (start and log and size):
+        fail(f"{name}: a collective over an active set without PE_start, logPE_stride, PE_size")
+    root = "-1"
+    if family == "bcast_set":
+        root = param(decl, "PE_root")[0] or fail(f"{name}: a broadcast without PE_root")
+    return f"report_collective(Call::{name}, {start}, {log}, {size}, {root});"
+
+
+def wrapper(decl, family):
+    name = decl["name"]
+    if family.startswith("data:"):
+        report = data_wrapper(decl, family[5:])
+    elif family == "completion":
+        ctx = param(decl, "ctx")[0]
+        report = f"record_completion(Call::{name}, {'context_id(' + ctx + ')' if ctx else '0'});"
+    else:
+        report = collective_report(decl, family)
+    params = ", ".join(decl["params"]) or "void"
+    call = f"{profiling_name(name)}({call_args(decl)})"
+    lines = [f"{decl['ret']} {name}({params}) {{", "  const Nesting nesting;"]
+    if decl["ret"] == "void":
+        lines += [f"  {call};", f"  if (nesting.outermost()) {report}", "}"]
+    else:
+        lines += [f"  auto result = {call};", f"  if (nesting.outermost()) {report}",
+                  "  return result;", "}"]
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--include-dir", required=True)
+    ap.add_argument("--table", required=True)
+    ap.add_argument("--library", required=True)
+    ap.add_argument("--nm", default="nm")
+    ap.add_argument("--hand-written", nargs="*", default=[])
+    ap.add_argument("--out-header", required=True)
+    ap.add_argument("--out-cpp", required=True)
+    ap.add_argument("--out-json", required=True)
+    a = ap.parse_args()
+
+    headers = [os.path.join(a.include_dir, h) for h in ("shmem.h", "shmem-compat.h")]
+    decls = read_declarations(headers)
+    rows = read_table(a.table)
+    syms = library_symbols(a.library, a.nm)
+    hand = hand_written(a.hand_written)
+
+    # pshmem.h leaves out the legacy names' entry points (pstart_pes, ...):
+    # the generated file declares those itself.
+    declared_p = set(read_declarations([os.path.join(a.include_dir, "pshmem.h")]))
+    calls, wrappers, functions, p_decls = [], [], [], []
+    for name in sorted(decls):
+        d = decls[name]
+        row = classify(name, rows)
+        if row is None:
+            fail(f"{name} ({d['header']}) matches no row of {a.table}; add it there")
+        fam = row["family"]
+        entry = dict(name=name, header=d["header"], family=fam, mapping=row["mapping"],
+                     test=row["test"], defined=name in syms,
+                     profiling=profiling_name(name) in syms)
+        if fam == "none":
+            entry["wrapper"] = "none"
+            if name in hand:
+                fail(f"{name} is defined in {hand[name]} but its row in {a.table} says none")
+        else:
+            if not entry["profiling"]:
+                fail(f"{name}: liboshmem defines no {profiling_name(name)} to forward to; "
+                     f"give it the family none in {a.table}")
+            if fam in HAND_FAMILIES and name not in hand:
+                fail(f"{name} (family {fam}) needs a hand-written wrapper in wrappers_*.cpp")
+            if name in hand:
+                entry["wrapper"] = "hand-written"
+                entry["file"] = hand[name]
+            else:
+                entry["wrapper"] = "generated"
+                wrappers.append(wrapper(d, fam))
+            if profiling_name(name) not in declared_p:
+                p_decls.append(f"{d['ret']} {profiling_name(name)}({', '.join(d['params']) or 'void'});")
+            kind = DATA_KINDS[fam[5:]] if fam.startswith("data:") else "Put"
+            family_enum = "Data" if fam.startswith("data:") else FAMILY_ENUM[fam]
+            calls.append((name, family_enum, kind))
+        functions.append(entry)
+    for name, where in sorted(hand.items()):
+        if name not in decls and (name.startswith("shmem_") or name == "start_pes"):
+            fail(f"{where} defines {name}, which shmem.h does not declare")
+
+    with open(a.out_header, "w") as f:
+        f.write("// Generated by translators/shmem/intercept/gen_wrappers.py from shmem.h and\n"
+                "// translators/shmem/calls.tsv. Do not edit.\n#pragma once\n\n"
+                "#include <cstdint>\n\n#include \"shmem_events.h\"\n\n"
+                "namespace vcx::shmem {\n\n")
+        f.write("enum class Call : std::uint16_t {\n")
+        for name, _, _ in calls:
+            f.write(f"  {name},\n")
+        f.write("  Count\n};\n\ninline constexpr const char* kCallNames[] = {\n")
+        for name, _, _ in calls:
+            f.write(f"    \"{name}\",\n")
+        f.write("};\n\ninline constexpr Family kCallFamily[] = {\n")
+        for _, fam, _ in calls:
+            f.write(f"    Family::{fam},\n")
+        f.write("};\n\n// The data kind of Family::Data calls (Put for the others).\n"
+                "inline constexpr DataKind kCallDataKind[] = {\n")
+        for _, _, kind in calls:
+            f.write(f"    DataKind::{kind},\n")
+        f.write("};\n\n}  // namespace vcx::shmem\n")
+    with open(a.out_cpp, "w") as f:
+        f.write("// Generated by translators/shmem/intercept/gen_wrappers.py. Do not edit.\n"
+                "#include \"report.h\"\n\n"
+                "using namespace vcx::shmem_intercept;\n"
+                "using vcx::shmem::Call;\nusing vcx::shmem::DataKind;\n\n"
+                "extern \"C\" {\n\n")
+        if p_decls:
+            f.write("// Entry points pshmem.h does not declare.\n" + "\n".join(p_decls) + "\n\n")
+        f.write("\n\n".join(wrappers))
+        f.write("\n\n}  // extern \"C\"\n")
+    with open(a.out_json, "w") as f:
+        json.dump(dict(functions=functions), f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

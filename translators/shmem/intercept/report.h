@@ -1,0 +1,95 @@
+// The application side of vcx for OpenSHMEM: attaches to this PE's tool
+// process at shmem_init and pushes one event per intercepted call. Every
+// wrapper calls the pshmem_ entry point the user's call names (Open MPI
+// defines each shmem_ function as a weak alias of it) with the user's
+// arguments, then reports the call. It records and forwards; it never
+// interprets.
+#pragma once
+
+#include <pshmem.h>
+#include <shmem.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "shmem_calls.h"
+#include "vcx/intercept/channel_client.h"
+
+extern "C" void pstart_pes(int npes);
+
+namespace vcx::shmem_intercept {
+
+using shmem::Call;
+using shmem::DataKind;
+
+class Runtime {
+ public:
+  // After pshmem_init*: attach to the tool if vcx-run started us.
+  void start(Call call, int thread_level);
+  // Before pshmem_finalize: drain, say goodbye, detach.
+  void stop();
+  bool active() const { return client_.active(); }
+  intercept::ChannelClient& client() { return client_; }
+
+  template <class T>
+  std::uint64_t push(Call call, const T& payload, bool needs_reply) {
+    void* p = client_.begin(static_cast<std::uint16_t>(call), sizeof(T), needs_reply);
+    if (!p) return 0;
+    *static_cast<T*>(p) = payload;
+    return client_.commit();
+  }
+  // An event the tool answers even in no-stall mode, waited for.
+  template <class T>
+  void push_and_wait_always(Call call, const T& payload) {
+    void* p = client_.begin_always_answered(static_cast<std::uint16_t>(call), sizeof(T));
+    if (!p) return;
+    *static_cast<T*>(p) = payload;
+    client_.wait_always(client_.commit());
+  }
+
+ private:
+  intercept::ChannelClient client_;
+};
+
+Runtime& runtime();
+
+// Open MPI's own functions call some of the public names (shmem_finalize
+// calls shmem_barrier_all): a wrapper entered from inside another one's
+// call reports nothing, only the user's call counts.
+class Nesting {
+ public:
+  Nesting() { ++depth(); }
+  ~Nesting() { --depth(); }
+  Nesting(const Nesting&) = delete;
+  Nesting& operator=(const Nesting&) = delete;
+  bool outermost() const { return depth() == 1; }
+
+ private:
+  static int& depth() {
+    thread_local int d = 0;
+    return d;
+  }
+};
+
+// The address as every PE names it (shmem_events.h, SymAddr).
+shmem::SymAddr symmetric_address(const volatile void* p);
+// Contexts by handle; the default context is 0 whichever way it is named.
+// Inline: shmem_ctx_t points to an unnamed struct, so a function taking it
+// cannot be shared between translation units.
+inline std::uint64_t context_id(shmem_ctx_t ctx) {
+  return ctx == SHMEM_CTX_DEFAULT ? 0 : reinterpret_cast<std::uint64_t>(ctx);
+}
+
+// One data access (never waited for).
+void record_data(Call call, DataKind kind, const volatile void* remote, std::uint64_t local,
+                 std::size_t elem_bytes, std::size_t count, std::ptrdiff_t stride,
+                 std::uint64_t ctx, int pe);
+// shmem_fence, shmem_quiet: the completion point of earlier data calls.
+void record_completion(Call call, std::uint64_t ctx);
+// A collective over every PE; over the active set (PE_start, logPE_stride,
+// PE_size), with root PE_root for broadcasts (-1 otherwise). The call
+// waits for its tool (stall mode).
+void report_world_collective(Call call);
+void report_collective(Call call, int pe_start, int log_stride, int pe_size, int root);
+
+}  // namespace vcx::shmem_intercept

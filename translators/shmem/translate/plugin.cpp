@@ -1,0 +1,25 @@
+// Plugin entry of the OpenSHMEM translator.
+#include "shmem_translator.h"
+
+namespace {
+
+const vcx::OptionSpec kOptions[] = {
+    {nullptr, nullptr, nullptr},
+};
+
+vcx::Plugin* create(vcx::ToolHost& host, std::string*) {
+  return new vcx::shmem::ShmemTranslator(host);
+}
+
+const vcx::PluginDescriptor kDescriptor{
+    vcx::kPluginAbiVersion,
+    vcx::PluginKind::Translator,
+    "shmem",
+    "OpenSHMEM calls to exchange primitives (paper 000 Tables II-III, DESIGN 3.1)",
+    kOptions,
+    &create,
+};
+
+}  // namespace
+
+VCX_PLUGIN(kDescriptor)

@@ -1,0 +1,61 @@
+// The OpenSHMEM translator: raw OpenSHMEM events → exchange primitives
+// (docs/clock-rules.md, "OpenSHMEM"; paper 000, Tables II and III).
+//
+// * Collectives run over their active set (PE_start, logPE_stride,
+//   PE_size), or over every PE for shmem_barrier_all, shmem_sync_all and
+//   the symmetric heap calls: all-to-all, or one-to-all from the root for
+//   broadcasts. Each active set is a group of its own, numbered the same on
+//   every PE, and its k-th collective call is the k-th instance everywhere.
+// * Locks are resources at a deposition chosen from the lock's symmetric
+//   address: a release deposits its clock, an acquisition fetches every
+//   deposit so far (the interceptor orders both around Open MPI's own lock,
+//   wrappers_lock.cpp).
+// * Data calls (put, get, atomics) and fence/quiet are recorded, not
+//   clocked.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "shmem_calls.h"
+#include "vcx/plugin.h"
+#include "vcx/translator.h"
+
+namespace vcx::shmem {
+
+class ShmemTranslator final : public Translator, public Plugin {
+ public:
+  explicit ShmemTranslator(ToolHost& host);
+
+  Translator* translator() override { return this; }
+
+  Model model() const override { return Model::Shmem; }
+  const char* call_name(std::uint16_t call) const override;
+  void translate(const EventHeader& ev, ExchangeControl& ctl, CallProgram& out) override;
+
+  // The run-wide id of an active set, and of the lock at a symmetric address.
+  static GroupId set_id(std::int32_t pe_start, std::int32_t log_stride, std::int32_t pe_size);
+  static std::uint64_t lock_id(const SymAddr& lock);
+
+ private:
+  template <class T>
+  T payload(const EventHeader& ev) const;
+  void bad(Call call, const std::string& what) const;  // ends the tool job
+
+  void on_init(const InitEvent& e);
+  void on_collective(Call call, const CollectiveEvent& e, bool one_to_all, ExchangeControl& ctl,
+                     CallProgram& out);
+  void on_lock(Call call, const LockEvent& e, CallProgram& out);
+  void on_data(Call call, const DataEvent& e) const;
+
+  ToolHost& host_;
+  Rank self_;
+  std::uint32_t world_size_;
+  bool started_ = false;
+  std::unordered_set<GroupId> registered_;
+  std::unordered_map<GroupId, std::uint64_t> instances_;
+};
+
+}  // namespace vcx::shmem
