@@ -328,6 +328,7 @@ int main(int argc, char** argv) {
   result(s, "ns_per_event", wall / ev * 1e9, "ns");
   result(s, "producer_ns_per_event", static_cast<double>(*push_ns) / ev, "ns");
   result(s, "consumer_sleeps", static_cast<double>(sleeps), "count");
+  result(s, "producer_wakes", static_cast<double>(consumer.producer_wakes()), "count");
   result(s, "bytes_per_message",
          sink.messages ? static_cast<double>(sink.bytes) / static_cast<double>(sink.messages) : 0.0,
          "B");

@@ -1,44 +1,8 @@
 #include "vcx/delaying_transport.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cstring>
 
 namespace vcx {
-namespace {
-
-// Decimal digits only (no sign, no spaces, no suffix), within u64.
-std::optional<std::uint64_t> parse_decimal(const char* text) {
-  const char* end = text + std::strlen(text);
-  std::uint64_t value = 0;
-  const auto [ptr, ec] = std::from_chars(text, end, value);
-  if (ec != std::errc() || ptr != end || text == end || *text < '0' || *text > '9')
-    return std::nullopt;
-  return value;
-}
-
-}  // namespace
-
-std::optional<std::string> parse_chaos_settings(const char* delay_us, const char* seed,
-                                                ChaosSettings* out) {
-  *out = ChaosSettings{};
-  if (delay_us && *delay_us) {
-    const auto v = parse_decimal(delay_us);
-    if (!v || *v > kMaxChaosDelayUs)
-      return "VCX_CHAOS_DELAY_US must be a whole number of microseconds from 0 to " +
-             std::to_string(kMaxChaosDelayUs) + ", not '" + delay_us +
-             "'; unset it to run without delay injection";
-    out->max_delay_us = *v;
-  }
-  if (seed && *seed) {
-    const auto v = parse_decimal(seed);
-    if (!v)
-      return std::string("VCX_CHAOS_SEED must be a whole number from 0 to 2^64-1, not '") +
-             seed + "'";
-    out->seed = *v;
-  }
-  return std::nullopt;
-}
 
 DelayingTransport::DelayingTransport(asio::io_context& io, std::unique_ptr<ToolTransport> inner,
                                      std::uint64_t max_delay_us, std::uint64_t seed)

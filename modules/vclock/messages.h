@@ -25,6 +25,15 @@ enum class MsgType : std::uint8_t {
   Dependence = 11,    // this engine waits for its application (flags 1) or no longer (0)
   GrantClock = 12,    // from the deposition: the releases the acquisition merges
   ReleaseClock = 13,  // to the deposition: the releaser's clock at its release
+  // Flags (flags.cpp): a write is registered at the tool of the PE it
+  // writes to before it happens (FlagAnnounce, answered by FlagGrant, no
+  // clocks); what it wrote and the writer's clock follow (FlagValue,
+  // FlagClock). queue_a = flag, queue_b = value, seq = the write's id,
+  // flags = FlagMode bits.
+  FlagAnnounce = 14,
+  FlagGrant = 15,
+  FlagValue = 16,
+  FlagClock = 17,
 };
 
 // Resource messages reuse P2PHeader: queue_a = resource id, seq = the

@@ -36,12 +36,15 @@ void VclockEngine::enqueue(const CallProgram& program, bool needs_reply) {
   programs_.push_back(QueuedProgram{program.model(), program.call(), program.clocked(), needs_reply,
                                     program.event_seq(), program.ops().size()});
   const std::size_t first = ops_.size();
-  bool resources = false;
+  bool resources = false, flags = false;
   for (const Op& op : program.ops()) {
     ops_.push_back(op);
     resources |= op.kind == OpKind::Acquire || op.kind == OpKind::Release;
+    flags |= op.kind == OpKind::FlagWrite || op.kind == OpKind::FlagValue ||
+             op.kind == OpKind::FlagWait;
   }
   if (resources) request_resources(program.event_seq(), first);
+  if (flags) request_flags(program.event_seq(), first);
 }
 
 void VclockEngine::run() {
@@ -90,6 +93,7 @@ void VclockEngine::finish_program(const QueuedProgram& p) {
     call.queue = call_queue_;
     call.clock = clock_.view();
     for (ClockedCallObserver* o : observers_) o->on_clocked_call(call);
+    maybe_sweep_flags();
   }
   if (p.needs_reply) host_.reply(p.event_seq);
 }
@@ -138,6 +142,12 @@ bool VclockEngine::execute(const Op& op) {
     case OpKind::Retire:
       retire_resource(op.queue.a);
       return true;
+    case OpKind::FlagWrite:
+      return exec_flag_write(op);
+    case OpKind::FlagValue:
+      return true;  // sent when it was queued
+    case OpKind::FlagWait:
+      return exec_flag_wait(op);
   }
   return true;
 }
@@ -146,8 +156,10 @@ bool VclockEngine::execute(const Op& op) {
 // Point-to-point
 
 SendToken VclockEngine::reserve_send(Rank dst, QueueId queue) {
-  std::uint64_t& next = send_seq_[PeerQueue{dst, queue}];
-  return SendToken{dst, queue, ++next};
+  const PeerQueue key{dst, queue};
+  SendSeqSlot& slot = send_seq_slots_[(dst.value + queue.a + queue.b) % send_seq_slots_.size()];
+  if (!slot.next || !(slot.key == key)) slot = SendSeqSlot{key, &send_seq_[key]};
+  return SendToken{dst, queue, ++*slot.next};
 }
 
 ReceiveToken VclockEngine::new_receive(bool answers_synchronous) {
@@ -391,7 +403,8 @@ void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
     case MsgType::Signal:
     case MsgType::Ack:
     case MsgType::GrantClock:
-    case MsgType::ReleaseClock: {
+    case MsgType::ReleaseClock:
+    case MsgType::FlagClock: {
       if (h.width != width_) host_.fatal("vclock: a message without its clock");
       ClockValue* tmp = pool_.acquire();
       std::memcpy(tmp, bytes.data() + sizeof h, width_ * sizeof(ClockValue));
@@ -401,8 +414,18 @@ void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
       if (type == MsgType::Ack) on_ack(src, h, c);
       if (type == MsgType::GrantClock) on_grant_clock(src, h, c);
       if (type == MsgType::ReleaseClock) on_release_clock(src, h, c);
+      if (type == MsgType::FlagClock) on_flag_clock(src, h, c);
       return;
     }
+    case MsgType::FlagAnnounce:
+      on_flag_announce(src, h);
+      return;
+    case MsgType::FlagGrant:
+      on_flag_grant(src, h);
+      return;
+    case MsgType::FlagValue:
+      on_flag_value(src, h);
+      return;
     case MsgType::Acquire:
       on_acquire(src, h);
       return;
@@ -550,6 +573,8 @@ bool VclockEngine::waits_for_application() const {
       // The grant's clock waits for the releases of earlier holders, whoever
       // they are.
       return dependent_peer_count_ != 0;
+    case OpKind::FlagWait:
+      return flag_wait_needs_application(op);
     default:
       return false;
   }
@@ -591,6 +616,10 @@ std::string VclockEngine::blocked_on() const {
     case OpKind::CollectiveComplete:
       return what + ": collective " + std::to_string(op.collective.instance) + " on group " +
              std::to_string(op.collective.group.value);
+    case OpKind::FlagWrite:
+      return what + ": the registration of a write at rank " + std::to_string(op.peer.value);
+    case OpKind::FlagWait:
+      return what + flag_wait_blocked_on(op);
     default:
       return what;
   }

@@ -8,6 +8,7 @@
 // only its own entry and the entries of non-members (paper 000, III-G).
 #pragma once
 
+#include <array>
 #include <deque>
 #include <string>
 #include <unordered_map>
@@ -85,6 +86,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   std::size_t live_collectives() const { return collectives_.size(); }
   std::size_t pending_grants() const { return grants_.size(); }
   std::size_t order_gates() const { return gates_.size(); }
+  std::size_t flag_deposits() const { return flag_deposits_; }
   bool dependent() const { return announced_dependent_; }
 
  private:
@@ -193,6 +195,20 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     std::uint32_t outstanding;
   };
 
+  // ---- flags (flags.cpp) ----
+  // A registered write to a flag of this PE's memory.
+  struct FlagDeposit {
+    Rank writer{};
+    std::uint64_t id = 0;         // the writer's name for the write
+    std::uint64_t index = 0;      // registration number (this engine's, over every flag)
+    std::uint16_t bits = 0;       // FlagMode, width, signedness; kFlagPending until known
+    std::uint64_t value = 0;
+    ClockValue* clock = nullptr;  // the writer's clock at the write, once arrived
+  };
+  struct FlagState {
+    std::vector<FlagDeposit> deposits;  // registration order
+  };
+
   struct QueuedProgram {
     Model model;
     std::uint16_t call;
@@ -225,6 +241,24 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   void grant(Rank to, std::uint64_t resource, std::uint64_t number, std::uint16_t flags,
              LockState& l);
   void finish_program(const QueuedProgram& p);
+  // Flags: the requests of the program queued at ops_[first..]
+  // (registrations sent, snapshots taken), execution, and the deposition.
+  void request_flags(std::uint64_t event_seq, std::size_t first);
+  bool exec_flag_write(const Op& op);
+  bool exec_flag_wait(const Op& op);
+  // The head FlagWait cannot finish before a writer's application reports
+  // what it wrote, or before a dependent writer's engine sends its clock.
+  bool flag_wait_needs_application(const Op& op) const;
+  std::string flag_wait_blocked_on(const Op& op) const;
+  void on_flag_announce(Rank src, const P2PHeader& h);
+  void on_flag_grant(Rank src, const P2PHeader& h);
+  void on_flag_value(Rank src, const P2PHeader& h);
+  void on_flag_clock(Rank src, const P2PHeader& h, ClockSpan clock);
+  FlagDeposit* find_flag_deposit(std::uint64_t flag, Rank writer, std::uint64_t id);
+  // Drops deposits that can no longer change this clock (their clocks are
+  // below it), on one flag or, once enough accumulated, on all of them.
+  void prune_flag(std::uint64_t flag);
+  void maybe_sweep_flags();
   // Whether the head program cannot go on before the application reports
   // more, directly or through a peer that waits for its own application.
   bool waits_for_application() const;
@@ -283,6 +317,14 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   QueueId call_queue_{};
 
   std::unordered_map<PeerQueue, std::uint64_t, PeerQueueHash> send_seq_;
+  // The queues sent to last and their counters in send_seq_ (whose elements
+  // never move): programs send to a few queues over and over, and hashing
+  // every signal's queue was a quarter of the engine's time per event.
+  struct SendSeqSlot {
+    PeerQueue key{};
+    std::uint64_t* next = nullptr;
+  };
+  std::array<SendSeqSlot, 8> send_seq_slots_{};
   std::unordered_map<PeerQueue, InQueue, PeerQueueHash> in_;
   Slab<Receive> receives_;
   struct AckKey {
@@ -333,6 +375,15 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   std::vector<std::uint8_t> dependent_peers_;
   std::uint32_t dependent_peer_count_ = 0;
   bool announced_dependent_ = false;
+
+  // Flags of this PE's memory, by id; registrations are numbered over all
+  // of them, so that a wait's snapshot is one number.
+  std::unordered_map<std::uint64_t, FlagState> flags_;
+  std::uint64_t flag_registrations_ = 0;
+  std::size_t flag_deposits_ = 0;     // stored over all flags
+  std::size_t flag_sweep_at_ = 1024;  // sweep every flag when there are more
+  // This process's registrations not granted yet: write id → event seq.
+  std::unordered_map<std::uint64_t, std::uint64_t> flag_grants_;
 
   std::unordered_map<GroupId, GroupInfo> groups_;
   std::unordered_map<CollKey, CollState, CollKeyHash> collectives_;

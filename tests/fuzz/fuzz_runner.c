@@ -8,22 +8,31 @@
  * agree on it without communicating. The script is ROUNDS rounds, each
  * chosen so that it cannot deadlock:
  *
- *   p2p    a random pairing of the ranks (one sits out when N is odd); in
+ *   p2p    on world or a live split communicator, a random pairing of
+ *          the ranks of each part (one sits out when a part is odd); in
  *          each pair both directions carry 0..3 messages with random
  *          modes (standard, synchronous, buffered, ready), sizes (some
  *          large enough for the rendezvous protocol), blocking or
  *          non-blocking sends and receives, and receives naming the source,
  *          MPI_ANY_SOURCE with the tag, or the source with MPI_ANY_TAG
- *          (wildcards in blocking receives only).
+ *          (both wildcards where the pair are their part's only members);
+ *          blocking receives may first find their message with MPI_Probe
+ *          or MPI_Mprobe (then MPI_Mrecv), with the same wildcards.
  *          The first rank of a pair sends first, the second receives
  *          first. Ready sends only go to a rank that pre-posted its
  *          receives before sending the message the ready sender received.
+ *          Some pairs also annotate: the first rank signals the second on
+ *          an annotation queue before its messages, the second waits for
+ *          it after its receives (vcx/annotate.h).
  *   coll   a collective on world or on a live split communicator: Barrier,
  *          Bcast, Reduce, Allreduce, Scan, Alltoall, or Ibarrier, Ibcast,
  *          Iallreduce;
  *   split  MPI_Comm_split of world with random colours and keys;
  *   lock   per rank an exclusive or shared lock epoch on a random target,
- *          or an MPI_Win_lock_all epoch, adding 1 atomically.
+ *          or (one rank at most) an MPI_Win_lock_all epoch, adding 1
+ *          atomically; a round with a lock_all ends with a barrier;
+ *   fence  a fence epoch on the same window: every rank adds 1 to a random
+ *          target between two MPI_Win_fence calls.
  *
  * Non-blocking requests stay pending across rounds: after each round every
  * rank completes all of its pending requests or not, with a random
@@ -31,10 +40,12 @@
  * complete before the end.
  *
  * Why the receives always get the message the script meant: tags are
- * unique per round and message (world only), a rank has one partner per
- * round, and its receives for the messages of a sender are posted in the
- * order that sender sends them, so by MPI's non-overtaking rule the k-th
- * receive for a sender matches its k-th message, wildcards included. The
+ * unique per round and message (whatever the communicator), a rank has one
+ * partner per round, and its receives for the messages of a sender are
+ * posted in the order that sender sends them, so by MPI's non-overtaking
+ * rule the k-th receive for a sender matches its k-th message, wildcards
+ * included. A probe sees only messages no earlier receive claimed, so it
+ * finds the same message as the receive would. The
  * ground truth logs the match MPI made anyway (the message id travels in
  * the payload), and the payload checks fail if the script's reasoning
  * were wrong. */
@@ -44,6 +55,7 @@
 #include <string.h>
 
 #include "gt.h"
+#include "vcx/annotate.h"
 
 static const MPI_Comm W = MPI_COMM_WORLD;
 
@@ -100,107 +112,6 @@ static void complete_all(gt_method m) {
   nheld = 0;
 }
 
-/* ---- Point-to-point rounds ---------------------------------------------- */
-
-typedef enum { RECV_EXACT, RECV_ANY_SOURCE, RECV_ANY_TAG } recv_kind;
-
-typedef struct {
-  int count;
-  const char *mode;
-  int send_nb, recv_nb;
-  recv_kind rk;
-  int tag;
-} msg_plan;
-
-typedef struct {
-  int nmsg;
-  int preposted; /* the receiver posts all receives before its own sends */
-  msg_plan m[MAX_MSGS];
-} dir_plan;
-
-/* ready: the receiver is known to have posted every receive. */
-static void plan_direction(dir_plan *d, int round, int dir, int ready) {
-  d->nmsg = pick(MAX_MSGS + 1);
-  d->preposted = ready;
-  for (int i = 0; i < d->nmsg; ++i) {
-    msg_plan *m = &d->m[i];
-    int large = chance(10);
-    m->count = large ? LARGE_COUNT : GT_HDR + pick(30);
-    static const char *modes[] = {"std", "sync", "buffered", "ready"};
-    int nmodes = ready ? 4 : 3;
-    m->mode = modes[pick(nmodes)];
-    /* Large buffered messages would only test the attached buffer's size. */
-    if (large && !strcmp(m->mode, "buffered")) m->mode = "std";
-    m->send_nb = chance(50);
-    m->recv_nb = ready ? 1 : chance(50);
-    m->rk = (recv_kind)pick(3);
-    m->tag = (round * 2 + dir) * MAX_MSGS + i;
-  }
-}
-
-static void send_all(const dir_plan *d, int dest) {
-  for (int i = 0; i < d->nmsg; ++i) {
-    const msg_plan *m = &d->m[i];
-    if (m->send_nb) {
-      int *buf = hold(sizeof(int) * (size_t)m->count);
-      gt_isend(&pending, m->mode, buf, m->count, dest, m->tag, W);
-    } else {
-      int *buf = malloc(sizeof(int) * (size_t)m->count);
-      if (!buf) gt_fail("fuzz: out of memory");
-      gt_send(m->mode, buf, m->count, dest, m->tag, W);
-      free(buf);
-    }
-  }
-}
-
-static void recv_one(const msg_plan *m, int src, int force_blocking) {
-  int s = m->rk == RECV_ANY_SOURCE ? MPI_ANY_SOURCE : src;
-  int t = m->rk == RECV_ANY_TAG ? MPI_ANY_TAG : m->tag;
-  if (m->recv_nb && !force_blocking) {
-    int *buf = hold(sizeof(int) * (size_t)m->count);
-    gt_irecv(&pending, buf, m->count, s, t, W);
-  } else {
-    int *buf = malloc(sizeof(int) * (size_t)m->count);
-    if (!buf) gt_fail("fuzz: out of memory");
-    MPI_Status st;
-    digest += gt_recv(buf, m->count, s, t, W, &st);
-    if (st.MPI_SOURCE != src || st.MPI_TAG != m->tag)
-      gt_fail("fuzz: receive matched source %d tag %d, expected %d tag %d", st.MPI_SOURCE,
-              st.MPI_TAG, src, m->tag);
-    free(buf);
-  }
-}
-
-/* A's messages to B, then B's to A. When B sends ready, A posts its
- * receives first and B blocks on A's first message, which A sends only
- * after posting. */
-static void round_p2p(int round) {
-  int perm[MAX_RANKS];
-  for (int i = 0; i < n; ++i) perm[i] = i;
-  for (int i = n - 1; i > 0; --i) {
-    int j = pick(i + 1), t = perm[i];
-    perm[i] = perm[j];
-    perm[j] = t;
-  }
-  for (int p = 0; p + 1 < n; p += 2) {
-    int a = perm[p], b = perm[p + 1];
-    dir_plan ab, ba;
-    plan_direction(&ab, round, 0, 0);
-    int ready = ab.nmsg > 0 && chance(40);
-    plan_direction(&ba, round, 1, ready);
-    if (me == a) {
-      if (ba.preposted)
-        for (int i = 0; i < ba.nmsg; ++i) recv_one(&ba.m[i], b, 0);
-      send_all(&ab, b);
-      if (!ba.preposted)
-        for (int i = 0; i < ba.nmsg; ++i) recv_one(&ba.m[i], b, 0);
-    } else if (me == b) {
-      for (int i = 0; i < ab.nmsg; ++i) recv_one(&ab.m[i], a, ba.preposted && i == 0);
-      send_all(&ba, a);
-    }
-  }
-}
-
 /* ---- Communicators and collectives ------------------------------------ */
 
 typedef struct {
@@ -233,6 +144,196 @@ static int member_sum(MPI_Comm c, const split_comm *s) {
   for (int r = 0; r < n; ++r)
     if (s->colour[r] == s->colour[me]) sum += r + 1;
   return sum;
+}
+
+/* ---- Point-to-point rounds ---------------------------------------------- */
+
+/* RECV_ANY_BOTH only where the pair are the only members of their part. */
+typedef enum { RECV_EXACT, RECV_ANY_SOURCE, RECV_ANY_TAG, RECV_ANY_BOTH } recv_kind;
+typedef enum { FIND_NONE, FIND_PROBE, FIND_MPROBE } recv_find; /* blocking receives only */
+
+typedef struct {
+  int count;
+  const char *mode;
+  int send_nb, recv_nb;
+  recv_kind rk;
+  recv_find find;
+  int tag;
+} msg_plan;
+
+typedef struct {
+  int nmsg;
+  int preposted; /* the receiver posts all receives before its own sends */
+  msg_plan m[MAX_MSGS];
+} dir_plan;
+
+/* ready: the receiver is known to have posted every receive. alone: the
+ * pair are the only members of their communicator's part, so a receive
+ * with both wildcards can only match the partner's next message. */
+static void plan_direction(dir_plan *d, int round, int dir, int ready, int alone) {
+  d->nmsg = pick(MAX_MSGS + 1);
+  d->preposted = ready;
+  for (int i = 0; i < d->nmsg; ++i) {
+    msg_plan *m = &d->m[i];
+    int large = chance(10);
+    m->count = large ? LARGE_COUNT : GT_HDR + pick(30);
+    static const char *modes[] = {"std", "sync", "buffered", "ready"};
+    int nmodes = ready ? 4 : 3;
+    m->mode = modes[pick(nmodes)];
+    /* Large buffered messages would only test the attached buffer's size. */
+    if (large && !strcmp(m->mode, "buffered")) m->mode = "std";
+    m->send_nb = chance(50);
+    m->recv_nb = ready ? 1 : chance(50);
+    m->rk = (recv_kind)pick(alone ? 4 : 3);
+    m->find = chance(25) ? (chance(50) ? FIND_PROBE : FIND_MPROBE) : FIND_NONE;
+    m->tag = (round * 2 + dir) * MAX_MSGS + i;
+  }
+}
+
+/* dest and src are ranks of c. */
+static void send_all(const dir_plan *d, int dest, MPI_Comm c) {
+  for (int i = 0; i < d->nmsg; ++i) {
+    const msg_plan *m = &d->m[i];
+    if (m->send_nb) {
+      int *buf = hold(sizeof(int) * (size_t)m->count);
+      gt_isend(&pending, m->mode, buf, m->count, dest, m->tag, c);
+    } else {
+      int *buf = malloc(sizeof(int) * (size_t)m->count);
+      if (!buf) gt_fail("fuzz: out of memory");
+      gt_send(m->mode, buf, m->count, dest, m->tag, c);
+      free(buf);
+    }
+  }
+}
+
+static void expect_match(const MPI_Status *st, int src, int tag, const char *what) {
+  if (st->MPI_SOURCE != src || st->MPI_TAG != tag)
+    gt_fail("fuzz: %s matched source %d tag %d, expected %d tag %d", what, st->MPI_SOURCE,
+            st->MPI_TAG, src, tag);
+}
+
+/* A blocking receive of m, found first by a matched probe: MPI_Mprobe,
+ * MPI_Mrecv. */
+static void recv_mprobed(const msg_plan *m, int *buf, int s, int t, int src, MPI_Comm c) {
+  MPI_Message msg;
+  MPI_Status st;
+  gt_mhandle h;
+  check_rc(MPI_Mprobe(s, t, c, &msg, &st), "MPI_Mprobe");
+  expect_match(&st, src, m->tag, "MPI_Mprobe");
+  gt_mhandle_new(&h);
+  gt_begin("MPI_Mprobe");
+  gt_op_mprobe(&h);
+  gt_end();
+  check_rc(MPI_Mrecv(buf, m->count, MPI_INT, &msg, &st), "MPI_Mrecv");
+  gt_begin("MPI_Mrecv");
+  gt_op_mrecv(&h, gt_read(buf));
+  gt_end();
+  digest += gt_check(buf, m->count);
+}
+
+static void recv_one(const msg_plan *m, int src, int force_blocking, MPI_Comm c) {
+  int s = m->rk == RECV_ANY_SOURCE || m->rk == RECV_ANY_BOTH ? MPI_ANY_SOURCE : src;
+  int t = m->rk == RECV_ANY_TAG || m->rk == RECV_ANY_BOTH ? MPI_ANY_TAG : m->tag;
+  if (m->recv_nb && !force_blocking) {
+    int *buf = hold(sizeof(int) * (size_t)m->count);
+    gt_irecv(&pending, buf, m->count, s, t, c);
+    return;
+  }
+  int *buf = malloc(sizeof(int) * (size_t)m->count);
+  if (!buf) gt_fail("fuzz: out of memory");
+  MPI_Status st;
+  if (m->find == FIND_MPROBE) {
+    recv_mprobed(m, buf, s, t, src, c);
+  } else {
+    if (m->find == FIND_PROBE) {
+      /* A plain probe is not clocked: logged as a call that does nothing. */
+      check_rc(MPI_Probe(s, t, c, &st), "MPI_Probe");
+      gt_begin("MPI_Probe");
+      gt_end();
+      expect_match(&st, src, m->tag, "MPI_Probe");
+      s = st.MPI_SOURCE;
+      t = st.MPI_TAG;
+    }
+    digest += gt_recv(buf, m->count, s, t, c, &st);
+    expect_match(&st, src, m->tag, "receive");
+  }
+  free(buf);
+}
+
+/* Annotation queue of the pairs that annotate. */
+#define ANNOTATION_QUEUE 5
+
+static void annotate_signal(int dest_world) {
+  vcx_annotate_process_signal(dest_world, ANNOTATION_QUEUE);
+  gt_log_annot_signal(dest_world, "world/5");
+}
+
+static void annotate_wait(int origin_world) {
+  vcx_annotate_process_wait(origin_world, ANNOTATION_QUEUE);
+  gt_log_annot_wait(origin_world, "world/5");
+}
+
+/* The rank of world rank w in c (this rank's part of it). */
+static int rank_in(MPI_Comm c, int w) {
+  if (c == W) return w;
+  MPI_Group wg, cg;
+  int r;
+  MPI_Comm_group(W, &wg);
+  MPI_Comm_group(c, &cg);
+  MPI_Group_translate_ranks(wg, 1, &w, cg, &r);
+  MPI_Group_free(&wg);
+  MPI_Group_free(&cg);
+  if (r == MPI_UNDEFINED) gt_fail("fuzz: world rank %d is not in the partner's communicator", w);
+  return r;
+}
+
+/* A's messages to B, then B's to A, on the communicator of the round (the
+ * pairs are drawn within each part of a split). When B sends ready, A posts
+ * its receives first and B blocks on A's first message, which A sends only
+ * after posting. */
+static void round_p2p(int round) {
+  int which = pick(nsplits + 1);
+  MPI_Comm c = which == 0 ? W : splits[which - 1].comm;
+  const split_comm *s = which == 0 ? NULL : &splits[which - 1];
+  int perm[MAX_RANKS];
+  for (int i = 0; i < n; ++i) perm[i] = i;
+  for (int i = n - 1; i > 0; --i) {
+    int j = pick(i + 1), t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  /* Pairs are consecutive members of one part in the shuffled order. */
+  int used[MAX_RANKS] = {0};
+  for (int p = 0; p < n; ++p) {
+    int a = perm[p];
+    if (used[a]) continue;
+    int b = -1;
+    for (int q = p + 1; q < n && b < 0; ++q)
+      if (!used[perm[q]] && (!s || s->colour[perm[q]] == s->colour[a])) b = perm[q];
+    if (b < 0) continue;
+    used[a] = used[b] = 1;
+    int members = 0;
+    for (int r = 0; r < n; ++r) members += !s || s->colour[r] == s->colour[a];
+    dir_plan ab, ba;
+    plan_direction(&ab, round, 0, 0, members == 2);
+    int ready = ab.nmsg > 0 && chance(40);
+    plan_direction(&ba, round, 1, ready, members == 2);
+    int annotate = chance(15);
+    if (me == a) {
+      int pb = rank_in(c, b);
+      if (annotate) annotate_signal(b);
+      if (ba.preposted)
+        for (int i = 0; i < ba.nmsg; ++i) recv_one(&ba.m[i], pb, 0, c);
+      send_all(&ab, pb, c);
+      if (!ba.preposted)
+        for (int i = 0; i < ba.nmsg; ++i) recv_one(&ba.m[i], pb, 0, c);
+    } else if (me == b) {
+      int pa = rank_in(c, a);
+      for (int i = 0; i < ab.nmsg; ++i) recv_one(&ab.m[i], pa, ba.preposted && i == 0, c);
+      send_all(&ba, pa, c);
+      if (annotate) annotate_wait(a);
+    }
+  }
 }
 
 static void round_coll(int round) {
@@ -311,10 +412,34 @@ static MPI_Win win;
 static int *winbuf;
 static long long added[MAX_RANKS]; /* what this script adds to each rank */
 
+/* Every rank adds 1 to a random target inside one fence epoch. */
+static void round_fence(void) {
+  int target[MAX_RANKS];
+  for (int r = 0; r < n; ++r) {
+    target[r] = pick(n);
+    ++added[target[r]];
+  }
+  int one = 1;
+  gt_win_fence(0, win);
+  check_rc(MPI_Accumulate(&one, 1, MPI_INT, target[me], 0, 1, MPI_INT, MPI_SUM, win),
+           "MPI_Accumulate");
+  gt_win_fence(0, win);
+}
+
+/* Two MPI_Win_lock_all epochs at once can deadlock in MPICH: each takes the
+ * targets' shared locks one by one, in its own order, and an exclusive
+ * request queued at a target holds back later shared ones, so each can hold
+ * a lock the other waits for behind an exclusive request. So at most one
+ * rank locks all per round, and a round that has one ends with a barrier:
+ * no lock_all epoch overlaps another, in this round or the next. Epochs on
+ * one target never hold a lock while waiting for another. */
 static void round_lock(void) {
+  int lock_all_taken = 0;
   for (int r = 0; r < n; ++r) {
     int kind = pick(4); /* 0 exclusive, 1 shared, 2 lock_all, 3 nothing */
     int target = pick(n);
+    if (kind == 2 && lock_all_taken) kind = 1;
+    if (kind == 2) lock_all_taken = 1;
     if (kind == 2) {
       for (int t = 0; t < n; ++t) ++added[t];
     } else if (kind != 3) {
@@ -334,6 +459,10 @@ static void round_lock(void) {
                "MPI_Accumulate");
       gt_win_unlock(target, win);
     }
+  }
+  if (lock_all_taken) {
+    check_rc(MPI_Barrier(W), "MPI_Barrier");
+    gt_log_coll("MPI_Barrier", "all_to_all", W, -1);
   }
 }
 
@@ -379,10 +508,12 @@ int main(int argc, char **argv) {
       round_p2p(round);
     else if (kind < 75)
       round_coll(round);
-    else if (kind < 85)
+    else if (kind < 83)
       round_split(round);
-    else
+    else if (kind < 93)
       round_lock();
+    else
+      round_fence();
     for (int r = 0; r < n; ++r) {
       int now = chance(35);
       gt_method m = (gt_method)pick(GT_METHODS);

@@ -12,7 +12,8 @@ set(VCX_CHAOS_TEST_DELAY_US 2000 CACHE STRING
     "VCX_CHAOS_DELAY_US of the integration.chaos tests (microseconds)")
 
 set(VCX_CHAOS_PROGRAMS rma_locks sync collectives nbc p2p_basic cancel crooked_barrier
-    annotate_polling annotate_queue shmem_locks shmem_collectives shmem_legacy)
+    annotate_polling annotate_queue shmem_locks shmem_collectives shmem_legacy shmem_annotate
+    shmem_flags)
 foreach(prog IN LISTS VCX_CHAOS_PROGRAMS)
   if(NOT prog IN_LIST VCX_TEST_PROGRAMS)
     continue()

@@ -286,8 +286,9 @@ def run_case(args, work) -> None:
 
 def check_stats(tool, n, expected) -> str:
     """The kept session's statistics show that every tool used what
-    `expected` names ({"transport": ..., "channel": ...}); removes the
-    session directory. Returns a problem, or ""."""
+    `expected` names ({"transport": ..., "channel": ...}) and that none
+    stopped as aborted; removes the session directory. Returns a problem,
+    or ""."""
     with open(tool.stderr_path, encoding="utf-8", errors="replace") as f:
         kept = [line.split("session directory kept: ", 1)[1].strip()
                 for line in f if "session directory kept: " in line]
@@ -305,6 +306,10 @@ def check_stats(tool, n, expected) -> str:
             for key, want in expected.items():
                 if stats.get(key) != want:
                     return f"tool rank {rank} used {key} {stats.get(key)!r}, not {want!r}"
+            # A run that ended well ends well for every tool too.
+            if tool.code == 0 and stats.get("aborted"):
+                return (f"tool rank {rank} stopped as aborted in a run that succeeded: "
+                        f"{stats.get('reason')!r}")
     finally:
         shutil.rmtree(session, ignore_errors=True)
     return ""

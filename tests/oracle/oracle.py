@@ -61,6 +61,14 @@ rank, seq, call, clock). The rules are those of docs/clock-rules.md:
     every member's lock and MPI_Win_unlock_all their release, each clocked
     once. Lock calls are always clocked, releases deposit their post-tick
     clock.
+  * OpenSHMEM flags (docs/clock-rules.md, "Flags"): a flag write is not
+    clocked and deposits the writer's current clock (the recorded clock of
+    its last clocked call before it, zeros if none); a wait that returned
+    (wait_until, wait, a test that returned 1) is clocked and merges every
+    write to that flag at its PE whose position in the flag's modification
+    order (the `order` the program logged) is not after the write it read,
+    that is a store of the value it read or a counter step (up or down);
+    writes that stored nothing (a failed compare-and-swap) never merge.
   * User annotations (vcx/annotate.h): a tick is clocked and merges
     nothing; a process signal/wait pair is matched k-th with k-th per
     (origin, destination, queue), like a message; a resource wait merges
@@ -214,6 +222,7 @@ class Result:
     rma: "_Rma"
     annot: "_Annot"
     shmem_locks: "_ShmemLocks"
+    shmem_flags: "_ShmemFlags"
 
 
 # --------------------------------------------------------------------------
@@ -742,6 +751,77 @@ class _ShmemLocks:
         return [self.releases[(name, k - 1)]] if k > 0 else []
 
 
+SHMEM_FLAG_OPS = ("flag_write", "flag_wait")
+FLAG_MODES = ("store", "up", "down", "none")
+
+
+@dataclass
+class FlagWrite:
+    call: Call
+    prev: Optional[Call]  # the writer's last clocked call before it: its clock is deposited
+    flag: str
+    pe: int
+    mode: str
+    value: int
+    order: int
+
+
+class _ShmemFlags:
+    """OpenSHMEM flags of all PEs: writes (any PE to a flag at PE pe) and
+    the waits that returned on them. The programs log each write's position
+    in the flag's modification order (`order`, known by construction: a
+    round number, a counter's value) and each wait's value and the order of
+    the write it read."""
+
+    def __init__(self, n: int, warnings: List[str]):
+        self.n = n
+        self.warnings = warnings
+        self.writes: Dict[Tuple[str, int], List[FlagWrite]] = defaultdict(list)  # (flag, pe)
+        self.waits: List[Tuple[Call, str, int, int]] = []
+
+    def op(self, c: Call, op: dict, kind: str, last_clocked: Optional[Call]) -> None:
+        name = op.get("flag")
+        _need(isinstance(name, str) and bool(name), c, f"flag {name!r}")
+        value, order = op.get("value"), op.get("order")
+        _need(isinstance(value, int) and not isinstance(value, bool), c, f"value {value!r}")
+        _need(isinstance(order, int) and not isinstance(order, bool), c, f"order {order!r}")
+        if kind == "flag_write":
+            pe, mode = op.get("pe"), op.get("mode")
+            _need(_is_rank(pe, self.n), c, f"pe {pe!r} out of range 0..{self.n - 1}")
+            _need(mode in FLAG_MODES, c, f"mode {mode!r}")
+            self.writes[(name, pe)].append(FlagWrite(c, last_clocked, name, pe, mode, value,
+                                                     order))
+        else:
+            key = (name, c.rank, value, order)
+            self.waits.append((c, name, value, order))
+            c.waits.append(("sflag", key))
+
+    def finish(self) -> None:
+        for (name, pe), ws in self.writes.items():
+            seen: Dict[int, FlagWrite] = {}
+            for w in ws:
+                _need(not w.call.clocked, w.call, "a flag write in a clocked call")
+                if w.mode == "none":
+                    continue
+                if w.order in seen:
+                    raise OracleError(f"{w.call.where()}: flag {name!r} at PE {pe}: order "
+                                      f"{w.order} logged twice (first at "
+                                      f"{seen[w.order].call.where()})")
+                seen[w.order] = w
+        for c, name, value, order in self.waits:
+            read = [w for w in self.writes.get((name, c.rank), ())
+                    if w.order == order and w.mode != "none"]
+            if order > 0 and not read:
+                self.warnings.append(f"{c.where()}: read flag {name!r} as written by the write "
+                                     f"of order {order}, which nobody logged")
+
+    def sources(self, w: tuple) -> List[FlagWrite]:
+        name, pe, value, order = w[1]
+        return [x for x in self.writes.get((name, pe), ())
+                if x.order <= order and (x.mode in ("up", "down")
+                                         or (x.mode == "store" and x.value == value))]
+
+
 def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
     calls: Dict[int, List[Call]] = {}
     messages: Dict[str, Message] = {}
@@ -750,6 +830,7 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
     rma = _Rma(n, collectives, warnings)
     annot = _Annot(n, warnings)
     shmem_locks = _ShmemLocks(n, warnings)
+    shmem_flags = _ShmemFlags(n, warnings)
     # Receives seen before their send is known are resolved at the end:
     # (msg, receiving call, posting or None for a blocking receive).
     receives: List[Tuple[str, Call, Optional[Posting]]] = []
@@ -886,6 +967,8 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                     annot.op(c, op, kind)
                 elif kind in SHMEM_LOCK_OPS:
                     shmem_locks.op(c, op, kind)
+                elif kind in SHMEM_FLAG_OPS:
+                    shmem_flags.op(c, op, kind, last_clocked)
                 elif kind == "init":
                     req, rtype = op.get("req"), op.get("type")
                     _need(isinstance(req, str) and req, c, f"init req {req!r}")
@@ -969,6 +1052,7 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
     rma.finish()
     annot.finish()
     shmem_locks.finish()
+    shmem_flags.finish()
     for co in collectives.values():
         _check_collective(co)
 
@@ -980,7 +1064,7 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
         clocked[rank] = seq
     return Result(n=n, calls=calls, clocked=clocked, messages=messages,
                   collectives=collectives, warnings=warnings, rma=rma, annot=annot,
-                  shmem_locks=shmem_locks)
+                  shmem_locks=shmem_locks, shmem_flags=shmem_flags)
 
 
 def _desc_text(desc: tuple) -> str:
@@ -1054,6 +1138,9 @@ def _sources(res: Result, c: Call) -> List[Tuple[Call, int]]:
             out.extend((s, TICK) for s in res.annot.sources(w))
         elif w[0] == "slock":
             out.extend((s, TICK) for s in res.shmem_locks.sources(w))
+        elif w[0] == "sflag":
+            out.extend((x.prev, CLOCK) for x in res.shmem_flags.sources(w)
+                       if x.prev is not None)
         else:
             co = res.collectives[w[1]]
             out.extend((co.sig_call[s], TICK) for s in co.sources[c.rank])
@@ -1189,6 +1276,15 @@ def _explain(res: Result, c: Call) -> str:
                              for s in res.shmem_locks.sources(w))
             parts.append(f"acquisition #{k} of lock {name!r}: "
                          f"{srcs or 'first on its lock, nothing to merge'}")
+        elif w[0] == "sflag":
+            name, _, value, order = w[1]
+            srcs = ", ".join(
+                f"{x.mode} {x.value} (order {x.order}) by rank {x.call.rank} at "
+                f"{x.call.where()}: " + (f"clock of seq {x.prev.seq} {x.prev.clock}"
+                                         if x.prev is not None else "zeros")
+                for x in res.shmem_flags.sources(w))
+            parts.append(f"flag {name!r} read as {value} (order {order}): "
+                         f"{srcs or 'no write to merge'}")
         else:
             co = res.collectives[w[1]]
             srcs = ", ".join(f"rank {s} seq {co.sig_call[s].seq} tick {co.sig_call[s].tick}"

@@ -1076,5 +1076,69 @@ class ShmemLocks(unittest.TestCase):
             oracle.evaluate(gt)
 
 
+def fwrite(flag, pe, mode, value, order):
+    return {"op": "flag_write", "flag": flag, "pe": pe, "mode": mode, "value": value,
+            "order": order}
+
+
+def fwait(flag, value, order):
+    return {"op": "flag_wait", "flag": flag, "value": value, "order": order}
+
+
+class ShmemFlags(unittest.TestCase):
+    # PE 1 stores 1 and then 2 into flag "f" at PE 0, each after a clocked
+    # call; PE 0 waits for 2, then a test fails (no ops), then a test reads 1
+    # again (order 3: PE 2 stored it after PE 0's first wait). Counter "c"
+    # at PE 0: PE 1 and PE 2 step it up to 1 and 2; a failed
+    # compare-and-swap wrote nothing.
+    GT = {
+        0: [line("shmem_int_wait_until", fwait("f", 2, 2)),
+            line("shmem_int_test"),
+            line("shmem_int_test", fwait("f", 1, 3)),
+            line("shmem_long_wait_until", fwait("c", 1, 1)),
+            line("shmem_long_wait_until", fwait("c", 2, 2))],
+        1: [line("vcx_annotate_shmem_tick", {"op": "annot_tick"}),
+            line("shmem_int_p", fwrite("f", 0, "store", 1, 1)),
+            line("vcx_annotate_shmem_tick", {"op": "annot_tick"}),
+            line("shmem_int_p", fwrite("f", 0, "store", 2, 2)),
+            line("shmem_long_atomic_fetch_inc", fwrite("c", 0, "up", 2, 2)),
+            line("shmem_long_atomic_compare_swap", fwrite("c", 0, "none", 9, 0))],
+        2: [line("vcx_annotate_shmem_tick", {"op": "annot_tick"}),
+            line("shmem_long_atomic_fetch_inc", fwrite("c", 0, "up", 1, 1)),
+            line("shmem_int_p", fwrite("f", 0, "store", 1, 3))],
+    }
+
+    def test_clocks(self):
+        got = clocks(oracle.evaluate(self.GT))
+        self.assertEqual(got[0], [
+            # The store of 2 only (PE 1 after its second tick).
+            ("shmem_int_wait_until", [1, 2, 0]),
+            # PE 1's store of 1 (order 1) and PE 2's (order 3): both before.
+            ("shmem_int_test", [2, 2, 1]),
+            # Counter steps up to 1: PE 2's only; then both.
+            ("shmem_long_wait_until", [3, 2, 1]),
+            ("shmem_long_wait_until", [4, 2, 1])])
+        self.assertEqual(got[1], [("vcx_annotate_shmem_tick", [0, 1, 0]),
+                                  ("vcx_annotate_shmem_tick", [0, 2, 0])])
+
+    def test_write_before_any_clocked_call_deposits_zeros(self):
+        gt = {0: [line("shmem_int_wait_until", fwait("f", 1, 1))],
+              1: [line("shmem_int_p", fwrite("f", 0, "store", 1, 1))]}
+        self.assertEqual(clocks(oracle.evaluate(gt))[0], [("shmem_int_wait_until", [1, 0])])
+
+    def test_orders_must_be_unique(self):
+        gt = {0: [line("shmem_int_wait_until", fwait("f", 1, 1))],
+              1: [line("shmem_int_p", fwrite("f", 0, "store", 1, 1)),
+                  line("shmem_int_p", fwrite("f", 0, "store", 1, 1))]}
+        with self.assertRaisesRegex(oracle.OracleError, "order 1 logged twice"):
+            oracle.evaluate(gt)
+
+    def test_bad_fields(self):
+        with self.assertRaisesRegex(oracle.OracleError, "mode"):
+            oracle.evaluate({0: [line("shmem_int_p", fwrite("f", 0, "add", 1, 1))]})
+        with self.assertRaisesRegex(oracle.OracleError, "pe"):
+            oracle.evaluate({0: [line("shmem_int_p", fwrite("f", 3, "store", 1, 1))]})
+
+
 if __name__ == "__main__":
     unittest.main()

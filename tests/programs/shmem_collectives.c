@@ -159,6 +159,10 @@ int main(void) {
   ring = shmem_realloc(ring, sizeof(int) * 16);
   sgt_world("shmem_realloc");
   printf("PE %d: after realloc %d\n", me, ring[0]);
+  /* Freeing a null pointer does nothing (no synchronisation, no event); one
+   * PE alone does it, which would hang the tools if it were taken for a
+   * collective. */
+  if (me == 0) shmem_free(NULL);
   shmem_free(aligned);
   sgt_world("shmem_free");
   shmem_free(table);

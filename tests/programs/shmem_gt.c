@@ -103,3 +103,42 @@ void sgt_clear_lock(long *lock, int id) {
   line("{\"call\": \"shmem_clear_lock\", \"ops\": [{\"op\": \"shmem_unlock\", \"lock\": "
        "\"lock%d\"}]}", id);
 }
+
+void sgt_annot_tick(void) {
+  line("{\"call\": \"vcx_annotate_shmem_tick\", \"ops\": [{\"op\": \"annot_tick\"}]}");
+}
+
+void sgt_annot_signal(int dest, const char *queue) {
+  line("{\"call\": \"vcx_annotate_shmem_process_signal\", \"ops\": [{\"op\": "
+       "\"annot_signal\", \"dest\": %d, \"queue\": \"%s\"}]}", dest, queue);
+}
+
+void sgt_annot_wait(int origin, const char *queue) {
+  line("{\"call\": \"vcx_annotate_shmem_process_wait\", \"ops\": [{\"op\": "
+       "\"annot_wait\", \"origin\": %d, \"queue\": \"%s\"}]}", origin, queue);
+}
+
+void sgt_annot_deposit(const char *resource, int deposition, int ordinal) {
+  line("{\"call\": \"vcx_annotate_shmem_resource_signal\", \"ops\": [{\"op\": "
+       "\"annot_deposit\", \"resource\": \"%s\", \"deposition\": %d, \"ordinal\": %d}]}",
+       resource, deposition, ordinal);
+}
+
+void sgt_annot_fetch(const char *resource, int deposition, int seen) {
+  line("{\"call\": \"vcx_annotate_shmem_resource_wait\", \"ops\": [{\"op\": "
+       "\"annot_fetch\", \"resource\": \"%s\", \"deposition\": %d, \"seen\": %d}]}",
+       resource, deposition, seen);
+}
+
+void sgt_flag_write(const char *call, const char *flag, int pe, const char *mode,
+                    long long value, long long order) {
+  line("{\"call\": \"%s\", \"ops\": [{\"op\": \"flag_write\", \"flag\": \"%s\", \"pe\": %d, "
+       "\"mode\": \"%s\", \"value\": %lld, \"order\": %lld}]}", call, flag, pe, mode, value, order);
+}
+
+void sgt_flag_wait(const char *call, const char *flag, long long value, long long order) {
+  line("{\"call\": \"%s\", \"ops\": [{\"op\": \"flag_wait\", \"flag\": \"%s\", \"value\": %lld, "
+       "\"order\": %lld}]}", call, flag, value, order);
+}
+
+void sgt_unclocked(const char *call) { line("{\"call\": \"%s\", \"ops\": []}", call); }

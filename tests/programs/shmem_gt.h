@@ -46,4 +46,35 @@ void sgt_clear_lock(long *lock, int id);
 /* Whether PE `pe` belongs to the active set. */
 int sgt_in_set(int pe, int pe_start, int log_stride, int pe_size);
 
+/* vcx/annotate_shmem.h annotations, logged right after the call with the
+ * ops of gt.h (annot_tick, annot_signal, annot_wait, annot_deposit,
+ * annot_fetch) under the names vcx_annotate_shmem_*. Queues and resources
+ * are named by the caller; ordinal and seen as in gt.h. */
+void sgt_annot_tick(void);
+void sgt_annot_signal(int dest, const char *queue);
+void sgt_annot_wait(int origin, const char *queue);
+void sgt_annot_deposit(const char *resource, int deposition, int ordinal);
+void sgt_annot_fetch(const char *resource, int deposition, int seen);
+
+/* Flags (docs/clock-rules.md, "Flags"), logged right after the call:
+ *
+ *   flag_write  {flag, pe, mode, value, order}  not clocked: a write to
+ *               flag <flag> at PE pe: mode "store" (p, one-element put,
+ *               set, swap, a compare-and-swap that succeeded), "up" or
+ *               "down" (fetch_add, fetch_inc: value is what it stored),
+ *               "none" (a compare-and-swap that failed); order = its
+ *               position in the flag's modification order (the program
+ *               knows it by construction)
+ *   flag_wait   {flag, value, order}  a wait that returned (wait_until,
+ *               wait, a test that returned 1) on the caller's flag: the
+ *               value it holds right after, and the order of the write
+ *               that stored it
+ *
+ * Every write to a flag that some PE waits for must be logged. A test that
+ * returned 0 logs a line without ops (not clocked). */
+void sgt_flag_write(const char *call, const char *flag, int pe, const char *mode,
+                    long long value, long long order);
+void sgt_flag_wait(const char *call, const char *flag, long long value, long long order);
+void sgt_unclocked(const char *call);
+
 #endif

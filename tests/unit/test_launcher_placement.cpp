@@ -2,6 +2,7 @@
 // become, host files, the environment and config files, and the two commands.
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -284,4 +285,63 @@ TEST_CASE("launcher commands: both jobs share the layout; each gets its cores",
   const auto t = tool_command(plain, "S");
   for (const char* flag : {"--channel", "--transport", "--bind", "-bind-to", "-f", "-ppn"})
     CHECK(std::find(t.begin(), t.end(), flag) == t.end());
+}
+
+TEST_CASE("launcher commands: tools that share the application's cores are told so",
+          "[launcher][placement]") {
+  const auto shared = resolve_placement("shared", shipped_config_dir(), kFourCpus);
+  const auto split = resolve_placement("split", shipped_config_dir(), kFourCpus);
+  REQUIRE(shared.ok());
+  REQUIRE(split.ok());
+  CHECK(tools_share_app_cores(shared.placement));
+  CHECK_FALSE(tools_share_app_cores(split.placement));
+  CHECK_FALSE(tools_share_app_cores(Placement{}));  // unbound: nothing known
+  CHECK(tools_share_app_cores(Placement{"f", {0, 1, 2}, {2, 3}}));  // overlapping on core 2
+  CHECK_FALSE(tools_share_app_cores(Placement{"f", {0, 1}, {}}));
+
+  Plan plan;
+  plan.options.nprocs = 2;
+  plan.paths.mpiexec = "m";
+  plan.paths.toolproc = "t";
+  auto count = [](const std::vector<std::string>& cmd, const std::string& word) {
+    return std::count(cmd.begin(), cmd.end(), word);
+  };
+  plan.placement = shared.placement;
+  CHECK(count(tool_command(plan, "S"), "--shared-core") == 1);
+  plan.placement = split.placement;
+  CHECK(count(tool_command(plan, "S"), "--shared-core") == 0);
+  // Polling times go to the tools only when given; the application learns
+  // its own from its tool.
+  CHECK(count(tool_command(plan, "S"), "--spin-ns") == 0);
+  CHECK(count(tool_command(plan, "S"), "--app-spin-ns") == 0);
+  plan.options.tool_spin_ns = 0;
+  plan.options.app_spin_ns = 5000;
+  const auto t = tool_command(plan, "S");
+  const std::vector<std::string> tool_spin{"--spin-ns", "0"}, app_spin{"--app-spin-ns", "5000"};
+  CHECK(std::search(t.begin(), t.end(), tool_spin.begin(), tool_spin.end()) != t.end());
+  CHECK(std::search(t.begin(), t.end(), app_spin.begin(), app_spin.end()) != t.end());
+  plan.launcher = LauncherKind::Hydra;
+  const auto a = app_command(plan, "pre.so");
+  CHECK(count(a, "--app-spin-ns") == 0);
+  CHECK(count(a, "5000") == 0);
+}
+
+TEST_CASE("launcher settings: polling times", "[launcher]") {
+  auto r = parse_command_line({"-n", "2", "--tool-spin-ns", "0", "--app-spin-ns", "1500", "p"});
+  REQUIRE(r.ok());
+  CHECK(r.options.tool_spin_ns == 0u);
+  CHECK(r.options.app_spin_ns == 1500u);
+  auto d = parse_command_line({"-n", "2", "p"});
+  REQUIRE(d.ok());
+  CHECK_FALSE(d.options.tool_spin_ns);
+  CHECK_FALSE(d.options.app_spin_ns);
+  auto e = parse_command_line({"-n", "2", "p"}, Environment({"VCX_TOOL_SPIN_NS=30000"}));
+  REQUIRE(e.ok());
+  CHECK(e.options.tool_spin_ns == 30000u);
+  for (const char* bad : {"-1", "1e3", "", "x", "2000000000", "18446744073709551616"}) {
+    INFO(bad);
+    auto b = parse_command_line({"-n", "2", "--app-spin-ns", bad, "p"});
+    CHECK_THAT(b.error, Catch::Contains("--app-spin-ns needs a whole number of nanoseconds"));
+    CHECK(b.error.find('\n') == std::string::npos);
+  }
 }

@@ -196,6 +196,14 @@ TEST_CASE("launcher stats: how ranks ended", "[launcher]") {
   CHECK(has_rank_trouble(aborted));
   CHECK(summary_lines(aborted, 2, std::nullopt).at(1) ==
         "application rank 0 called MPI_Abort with error code 5");
+  // An OpenSHMEM program's summary names its own calls and starter.
+  CHECK(summary_lines(aborted, 2, std::nullopt, kShmemEndingCalls).at(1) ==
+        "application rank 0 called shmem_global_exit with status 5");
+  const auto shmem_lines = summary_lines(report, 4, std::nullopt, kShmemEndingCalls);
+  CHECK(shmem_lines.at(2) ==
+        "application rank 2 exited with status 3 without calling shmem_finalize");
+  CHECK(shmem_lines.at(3) ==
+        "application rank 0 ended without notice (oshrun kills the other ranks when one fails)");
   StatsReport by_vcx;
   by_vcx.endings[0] = *parse_ending("tool-failed 70\n");
   by_vcx.endings[1] = *parse_ending("tool-failed 70\n");

@@ -385,6 +385,181 @@ TEST_CASE("ring: a producer waiting for space gives up when tool_alive says so",
   CHECK(failed_at.load() > 1);
 }
 
+// Hysteresis: a producer that found the ring full sleeps until the ring has
+// drained to ring_low_water(); the consumer wakes it once then, and makes no
+// system call at the pops before. Every wake-up bumps space_futex, so its
+// change counts them.
+
+TEST_CASE("ring: a waiting producer is woken once, when the ring has drained to half", "[ring]") {
+  constexpr std::size_t kCap = 4096;
+  constexpr std::size_t kPayload = 104;  // 128-byte records: 32 fill the ring exactly
+  static_assert(vcx::event_record_size(kPayload) == 128);
+  Block block(kCap);
+  ch::RingProducer prod(block.c(), {});
+  ch::RingConsumer cons(block.c());
+  for (std::uint64_t s = 1; s <= kCap / 128; ++s) {
+    REQUIRE(prod.begin(Model::Example, 1, 0, kPayload) != nullptr);
+    REQUIRE(prod.commit() == s);
+  }
+  REQUIRE(block.c()->head.load() - block.c()->tail.load() == kCap);
+
+  // What wait_for_space() publishes before it sleeps.
+  block.c()->producer_waiting.store(1);
+  const std::uint32_t f0 = block.c()->space_futex.load();
+  std::uint64_t seq = 1;
+  for (; block.c()->head.load() - block.c()->tail.load() - 128 > ch::ring_low_water(kCap); ++seq) {
+    const EventHeader* h = cons.peek();
+    REQUIRE(h != nullptr);
+    REQUIRE(h->seq == seq);
+    cons.pop();
+    INFO("after popping record " << seq);
+    CHECK(block.c()->space_futex.load() == f0);
+    CHECK(block.c()->producer_waiting.load() == 1);
+    CHECK(cons.producer_wakes() == 0);
+  }
+  CHECK(seq == 16);  // 15 records popped, 17 left: above half
+  // The pop that brings the ring down to half wakes the producer, once.
+  const EventHeader* h = cons.peek();
+  REQUIRE(h != nullptr);
+  REQUIRE(h->seq == seq);
+  cons.pop();
+  CHECK(block.c()->head.load() - block.c()->tail.load() == ch::ring_low_water(kCap));
+  CHECK(block.c()->space_futex.load() == f0 + 1);
+  CHECK(block.c()->producer_waiting.load() == 0);
+  CHECK(cons.producer_wakes() == 1);
+  // Nobody waits any more: the remaining pops make no wake-up.
+  while (cons.peek()) cons.pop();
+  CHECK(block.c()->space_futex.load() == f0 + 1);
+  CHECK(cons.producer_wakes() == 1);
+}
+
+TEST_CASE("ring: a producer blocked on a full ring resumes at the low-water mark, not before",
+          "[ring]") {
+  constexpr std::size_t kCap = 4096;
+  constexpr std::size_t kPayload = 104;  // 128-byte records: 32 fill the ring exactly
+  constexpr std::uint64_t kRecords = 200;
+  Block block(kCap);
+  HookState hooks;
+  // A long liveness interval: only the consumer's wake-up ends the producer's sleep.
+  ch::RingProducer prod(block.c(), hooks_for(hooks), ch::WaitPolicy{1'000, 60'000'000'000ULL});
+  ch::RingConsumer cons(block.c());
+  std::atomic<std::uint64_t> produced{0};
+  std::string producer_error;
+  auto take = [&](std::uint64_t s) -> std::string {
+    const Deadline d(20);
+    const EventHeader* h = nullptr;
+    while (!(h = cons.peek())) {
+      if (d.passed()) return "timed out waiting for " + std::to_string(s);
+      std::this_thread::yield();
+    }
+    std::uint64_t got = 0;
+    std::memcpy(&got, h + 1, sizeof got);
+    if (h->seq != s || got != s || h->payload_size != kPayload)
+      return "record " + std::to_string(s) + " damaged or out of order";
+    cons.pop();
+    return "";
+  };
+  Worker w(hooks, block.c(), [&] {
+    for (std::uint64_t s = 1; s <= kRecords; ++s) {
+      auto* p = static_cast<std::uint8_t*>(prod.begin(Model::Example, 5, 0, kPayload));
+      if (!p) {
+        producer_error = "push failed at " + std::to_string(s);
+        return;
+      }
+      std::memcpy(p, &s, sizeof s);
+      if (prod.commit() != s) {
+        producer_error = "wrong seq at " + std::to_string(s);
+        return;
+      }
+      produced = s;
+    }
+  });
+
+  REQUIRE(eventually([&] { return block.c()->producer_waiting.load() == 1; }));
+  CHECK(produced.load() == kCap / 128);  // exactly full
+  const std::uint32_t f0 = block.c()->space_futex.load();
+  // 15 records out, 17 left (above half): room for a record, but the producer
+  // stays asleep and cannot have pushed anything.
+  std::uint64_t next = 1;
+  for (; next <= 15; ++next) REQUIRE(take(next) == "");
+  CHECK(block.c()->space_futex.load() == f0);
+  CHECK(cons.producer_wakes() == 0);
+  CHECK(produced.load() == kCap / 128);
+  CHECK(block.c()->head.load() - block.c()->tail.load() == 17 * 128);
+  // The 16th brings the ring to half: one wake-up, and the producer goes on.
+  REQUIRE(take(next++) == "");
+  CHECK(cons.producer_wakes() == 1);
+  CHECK(block.c()->space_futex.load() == f0 + 1);
+  REQUIRE(eventually([&] { return produced.load() > kCap / 128; }));
+
+  for (; next <= kRecords; ++next) REQUIRE(take(next) == "");
+  w.stop();
+  REQUIRE(producer_error == "");
+  CHECK(produced.load() == kRecords);
+  CHECK(cons.peek() == nullptr);
+}
+
+TEST_CASE("ring: under a flood, producer wake-ups are bounded by half rings drained, not records",
+          "[ring]") {
+  constexpr std::size_t kCap = 65536;
+  constexpr std::size_t kPayload = 40;  // 64-byte records, no padding
+  constexpr std::uint64_t kRecord = 64;
+  constexpr std::uint64_t kRecords = 300'000;
+  static_assert(vcx::event_record_size(kPayload) == kRecord);
+  Block block(kCap);
+  HookState hooks;
+  ch::RingProducer prod(block.c(), hooks_for(hooks), ch::WaitPolicy{2'000, 60'000'000'000ULL});
+  ch::RingConsumer cons(block.c());
+  const std::uint32_t f0 = block.c()->space_futex.load();
+  std::string producer_error, consumer_error;
+  std::uint64_t wakes = 0, futex_bumps = 0;
+  {
+    Worker w(hooks, block.c(), [&] {
+      for (std::uint64_t s = 1; s <= kRecords; ++s) {
+        auto* p = static_cast<std::uint8_t*>(prod.begin(Model::Example, 5, 0, kPayload));
+        if (!p) {
+          producer_error = "push failed at " + std::to_string(s);
+          return;
+        }
+        std::memcpy(p, &s, sizeof s);
+        std::memcpy(p + kPayload - sizeof s, &s, sizeof s);
+        prod.commit();
+      }
+    });
+    const Deadline d(60);
+    for (std::uint64_t s = 1; s <= kRecords && consumer_error.empty();) {
+      const EventHeader* h = cons.peek();
+      if (!h) {
+        if (d.passed()) consumer_error = "timed out waiting for " + std::to_string(s);
+        std::this_thread::yield();
+        continue;
+      }
+      std::uint64_t first = 0, last = 0;
+      std::memcpy(&first, h + 1, sizeof first);
+      std::memcpy(&last, reinterpret_cast<const std::uint8_t*>(h + 1) + kPayload - sizeof last,
+                  sizeof last);
+      if (h->seq != s || first != s || last != s)
+        consumer_error = "record " + std::to_string(s) + " damaged or out of order";
+      cons.pop();
+      ++s;
+    }
+    // Read before stop(): its nudge bumps the futex word too.
+    wakes = cons.producer_wakes();
+    futex_bumps = block.c()->space_futex.load() - f0;
+    w.stop();
+  }
+  REQUIRE(consumer_error == "");
+  REQUIRE(producer_error == "");
+  CHECK(cons.peek() == nullptr);
+  CHECK(futex_bumps == wakes);
+  // A producer sleeps only on a full ring and resumes at half, so between two
+  // waits it pushed at least half a ring less one record; each wait takes at
+  // most two wake-ups (one may race with its own ending).
+  const std::uint64_t waits_at_most = kRecords * kRecord / (kCap / 2 - kRecord) + 1;
+  INFO("wake-ups " << futex_bumps << " for " << kRecords << " records");
+  CHECK(futex_bumps <= 2 * waits_at_most);
+}
+
 // ---------------------------------------------------------------------------
 // Sleep/wake handshake
 
@@ -754,6 +929,7 @@ TEST_CASE("attach: the application maps the tool's channel through the socket", 
   tool.start([&](int fd) {
     ch::AttachReply r = make_reply(ch::AttachStatus::Ok);
     r.mode_flags = ch::kModeNoStall;
+    r.app_spin_ns = 1234;
     r.channel_bytes = block.raw().bytes;
     if (!ch::send_attach_reply(fd, r, block.raw().memfd)) tool.error = "send_attach_reply failed";
   });
@@ -770,6 +946,8 @@ TEST_CASE("attach: the application maps the tool's channel through the socket", 
   CHECK(ch::channel_valid(att.control, att.mapped_bytes));
   CHECK(att.control->ring_capacity == 8192);
   CHECK(att.control->flags == ch::kModeNoStall);
+  CHECK(att.mode_flags == ch::kModeNoStall);
+  CHECK(att.app_spin_ns == 1234);  // the tool decides how long its application polls
   // A separate mapping of the same memory, not a copy.
   CHECK(static_cast<void*>(att.control) != static_cast<void*>(block.c()));
 

@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "launcher/process.h"
+#include "vcx/chaos_settings.h"
 #include "launcher/session.h"
 #include "launcher/stats.h"
 
@@ -429,9 +430,13 @@ class Supervisor {
     if (plan_.options.verbose || trouble) {
       if (interrupted_ != 0) say("interrupted by " + signal_name(interrupted_));
       if (app_.status() && !app_.status()->success())
-        say("the application job ended with " + app_.status()->describe());
+        say(std::string("the application job ") +
+            (app_.status()->signaled ? "was " : "ended with ") + app_.status()->describe());
       if (app_.started())
-        for (const auto& line : summary_lines(stats, plan_.options.nprocs, plan_.trace_dir))
+        for (const auto& line :
+             summary_lines(stats, plan_.options.nprocs, plan_.trace_dir,
+                           plan_.model == ProgramModel::Shmem ? kShmemEndingCalls
+                                                              : kMpiEndingCalls))
           say(line);
     }
     if (plan_.options.keep_session) {
@@ -508,6 +513,9 @@ std::vector<std::string> tool_command(const Plan& plan, const std::string& sessi
     cmd.push_back("trace.dir=" + *plan.trace_dir);
   }
   if (plan.options.no_stall) cmd.push_back("--no-stall");
+  if (tools_share_app_cores(plan.placement)) cmd.push_back("--shared-core");
+  if (const auto& ns = plan.options.tool_spin_ns) append(cmd, {"--spin-ns", std::to_string(*ns)});
+  if (const auto& ns = plan.options.app_spin_ns) append(cmd, {"--app-spin-ns", std::to_string(*ns)});
   if (plan.progress) cmd.push_back("--progress");
   if (plan.options.channel != "shm") append(cmd, {"--channel", plan.options.channel});
   if (plan.options.transport != "tcp") append(cmd, {"--transport", plan.options.transport});
@@ -707,6 +715,15 @@ int launcher_main(int argc, char** argv, char** envp) {
   Plan plan;
   plan.options = parsed.options;
   if (auto err = read_timeouts(env, &plan.timeouts)) {
+    say(*err);
+    return kExitUsage;
+  }
+  // The tools read these too; a bad value is caught here, before anything starts.
+  ChaosSettings chaos;
+  const auto chaos_delay = env.get("VCX_CHAOS_DELAY_US");
+  const auto chaos_seed = env.get("VCX_CHAOS_SEED");
+  if (auto err = parse_chaos_settings(chaos_delay ? chaos_delay->c_str() : nullptr,
+                                      chaos_seed ? chaos_seed->c_str() : nullptr, &chaos)) {
     say(*err);
     return kExitUsage;
   }

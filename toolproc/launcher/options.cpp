@@ -48,6 +48,12 @@ po::options_description settings_table() {
      "further tool modules to load, comma-separated (e.g. race,matches); may be repeated")
     ("on-tool-failure", po::value<std::string>()->value_name("abort|continue"),
      "when a tool process fails: abort the application (default) or let it run on unanalysed")
+    ("tool-spin-ns", po::value<std::string>()->value_name("NS"),
+     "how long an idle tool polls before it sleeps (default 20000); a tool sharing cores with "
+     "the application (--placement shared) polls only while its rank waits for it")
+    ("app-spin-ns", po::value<std::string>()->value_name("NS"),
+     "how long the application polls for its tool's answer before it sleeps; default 2000, 0 "
+     "when tools share cores with the application")
     ("keep-session", po::bool_switch(),
      "keep the session directory (sockets, statistics) and print its path")
     ("verbose,v", po::bool_switch(), "print the commands started and a summary at the end");
@@ -207,6 +213,21 @@ std::string whole_number(const std::string& key, const std::string& text, int ma
   return {};
 }
 
+// A polling time in nanoseconds: 0 to one second.
+std::string spin_time(const std::string& key, const std::string& text,
+                      std::optional<std::uint64_t>* out) {
+  constexpr unsigned long long kMax = 1'000'000'000ULL;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = text.empty() ? 0 : std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])) || *end != '\0' ||
+      errno != 0 || value > kMax)
+    return "--" + key + " needs a whole number of nanoseconds from 0 to 1000000000, not '" +
+           text + "'";
+  *out = value;
+  return {};
+}
+
 // A path from a config file is taken relative to the file's directory.
 std::string relative_to(const std::string& path, const std::optional<std::string>& config,
                         bool from_config) {
@@ -354,6 +375,14 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
       return r;
     }
     *c.field = v;
+  }
+  for (const auto& [key, field] : {std::pair{"tool-spin-ns", &o.tool_spin_ns},
+                                   std::pair{"app-spin-ns", &o.app_spin_ns}}) {
+    if (!vm.count(key)) continue;
+    if (std::string err = spin_time(key, vm[key].as<std::string>(), field); !err.empty()) {
+      r.error = err;
+      return r;
+    }
   }
   if (vm.count("launcher")) {
     const std::string v = vm["launcher"].as<std::string>();

@@ -2,6 +2,7 @@
 // belongs to the program.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,10 @@ struct LaunchOptions {
   std::string transport = "tcp";           // tool ↔ tool: tcp | mpi
   std::optional<LauncherKind> launcher;    // nullopt: detect
   std::string on_tool_failure = "abort";   // abort | continue
+  // Polling before sleeping (ns): the idle tool, and the application waiting
+  // for its tool; nullopt: the tool's defaults.
+  std::optional<std::uint64_t> tool_spin_ns;
+  std::optional<std::uint64_t> app_spin_ns;
   std::optional<std::string> config_file;  // --config or VCX_CONFIG, as given
   std::string program;
   std::vector<std::string> program_args;

@@ -153,6 +153,14 @@ PlacementResult resolve_placement(const std::string& spec, const std::string& co
   return r;
 }
 
+bool tools_share_app_cores(const Placement& placement) {
+  for (int core : placement.tool_cores)
+    if (std::find(placement.app_cores.begin(), placement.app_cores.end(), core) !=
+        placement.app_cores.end())
+      return true;
+  return false;
+}
+
 std::vector<std::string> binding_args(LauncherKind launcher, const std::vector<int>& cores,
                                       int nprocs) {
   if (cores.empty()) return {};

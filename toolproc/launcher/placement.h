@@ -36,6 +36,10 @@ std::optional<std::vector<int>> parse_cores(const std::string& text,
 PlacementResult resolve_placement(const std::string& spec, const std::string& config_dir,
                                   const std::vector<int>& available);
 
+// True when some tool process may run on a core that an application rank is
+// bound to: then neither side should poll while it waits for the other.
+bool tools_share_app_cores(const Placement& placement);
+
 // The options binding `nprocs` ranks to `cores` (local rank i to the i-th,
 // wrapping around) for the given launcher; empty when `cores` is. Open MPI
 // binds local rank i to the i-th lowest core and only one rank per core:

@@ -400,7 +400,8 @@ std::string per_rank_line(const std::vector<RankStats>& ranks) {
 }  // namespace
 
 std::vector<std::string> summary_lines(const StatsReport& report, int nprocs,
-                                       const std::optional<std::string>& trace_dir) {
+                                       const std::optional<std::string>& trace_dir,
+                                       const EndingCalls& calls) {
   std::vector<std::string> lines;
   const std::string trace_part = trace_dir ? "; trace in " + *trace_dir : "";
   if (report.ranks.empty()) {
@@ -452,9 +453,11 @@ std::vector<std::string> summary_lines(const StatsReport& report, int nprocs,
       line += std::string(one ? "was" : "were") + " killed by signal " + std::to_string(e.code) +
               " (" + signal_name(e.code) + ")";
     else if (e.kind == "exit")
-      line += "exited with status " + std::to_string(e.code) + " without calling MPI_Finalize";
+      line += "exited with status " + std::to_string(e.code) + " without calling " +
+              calls.finalize;
     else if (e.kind == "abort")
-      line += "called MPI_Abort with error code " + std::to_string(e.code);
+      line += std::string("called ") + calls.abort + " with " + calls.abort_code + " " +
+              std::to_string(e.code);
     else
       line += std::string(one ? "was" : "were") + " aborted by vcx with status " +
               std::to_string(e.code) +
@@ -471,9 +474,10 @@ std::vector<std::string> summary_lines(const StatsReport& report, int nprocs,
     lines.push_back("application " + rank_word(silent.size()) + " " + join_ranks(silent) +
                     " ended without notice (" +
                     (report.endings.empty()
-                         ? "killed by a signal that cannot be caught, such as SIGKILL, or by "
-                           "mpiexec after another rank failed"
-                         : "mpiexec kills the other ranks when one fails") +
+                         ? std::string("killed by a signal that cannot be caught, such as "
+                                       "SIGKILL, or by ") +
+                               calls.starter + " after another rank failed"
+                         : std::string(calls.starter) + " kills the other ranks when one fails") +
                     ")");
   if (!detached.empty())
     lines.push_back("application " + rank_word(detached.size()) + " " + join_ranks(detached) +

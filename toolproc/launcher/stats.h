@@ -64,12 +64,26 @@ std::optional<Ending> parse_ending(std::string_view text);
 // "1.2 ms", "3.40 s"
 std::string format_duration_ns(std::uint64_t ns);
 
+// The calls of the program's model that end it cleanly or on purpose, as
+// the summary names them.
+struct EndingCalls {
+  const char* finalize;
+  const char* abort;
+  const char* abort_code;  // what the abort call's argument is called
+  const char* starter;     // the command that kills the other ranks when one fails
+};
+inline constexpr EndingCalls kMpiEndingCalls{"MPI_Finalize", "MPI_Abort", "error code",
+                                             "mpiexec"};
+inline constexpr EndingCalls kShmemEndingCalls{"shmem_finalize", "shmem_global_exit", "status",
+                                               "oshrun"};
+
 // The summary lines (without the "vcx: " prefix): totals, then how ranks
 // ended that ended without MPI_Finalize (the cause where the interceptor
 // could tell it), ranks that never attached, tool ranks that left no
 // statistics, and last the stall time per rank and the tools' memory.
 std::vector<std::string> summary_lines(const StatsReport& report, int nprocs,
-                                       const std::optional<std::string>& trace_dir);
+                                       const std::optional<std::string>& trace_dir,
+                                       const EndingCalls& calls = kMpiEndingCalls);
 
 // True when some rank's application crashed, ended without MPI_Finalize or
 // never attached.

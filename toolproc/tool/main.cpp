@@ -49,7 +49,14 @@ bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
       ("option", po::value(&options)->multitoken(), "plugin option key=value")
       ("no-stall", po::bool_switch(&o.no_stall), "never make the application wait")
       ("ring-bytes", po::value(&o.ring_bytes)->default_value(o.ring_bytes), "event ring size")
-      ("spin-ns", po::value(&o.spin_ns)->default_value(o.spin_ns), "poll before sleeping (ns)")
+      ("shared-core", po::bool_switch(&o.shared_core),
+       "shares cores with application ranks: poll only while the application waits for an "
+       "answer, and let it sleep at once")
+      ("spin-ns", po::value(&o.spin_ns)->default_value(o.spin_ns),
+       "poll this long when idle before sleeping (ns)")
+      ("app-spin-ns", po::value<std::uint32_t>(),
+       "the application polls this long for an answer before sleeping (ns; default 2000, 0 "
+       "with --shared-core)")
       ("progress", po::bool_switch(&o.progress), "write progress-<rank> for vcx-run's progress line")
       ("bind", po::value(&o.bind_host)->default_value(o.bind_host),
        "address for peer connections (and the application's, with --channel tcp)")
@@ -66,6 +73,8 @@ bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
       return false;
     }
     po::notify(vm);
+    if (o.shared_core) o.app_spin_ns = 0;
+    if (vm.count("app-spin-ns")) o.app_spin_ns = vm["app-spin-ns"].as<std::uint32_t>();
   } catch (const std::exception& e) {
     std::cerr << "vcx-toolproc: " << e.what() << "\n";
     exit_code = 64;

@@ -17,7 +17,14 @@ struct ToolOptions {
   std::vector<std::string> modules;
   bool no_stall = false;
   std::uint64_t ring_bytes = 4u << 20;
-  std::uint64_t spin_ns = 20'000;  // poll this long before sleeping
+  // Polling before sleeping: this tool when idle, and its application when
+  // it waits for an answer. A tool that shares cores with application ranks
+  // (--shared-core) polls only while its application sleeps waiting for it,
+  // and its application sleeps at once by default: otherwise either would
+  // take the core the other needs to make progress.
+  bool shared_core = false;
+  std::uint64_t spin_ns = 20'000;
+  std::uint32_t app_spin_ns = 2'000;
   std::string bind_host = "127.0.0.1";
   std::string channel = "shm";  // application -> tool: shm | tcp
   std::string transport = "tcp";  // tool <-> tool: tcp | mpi

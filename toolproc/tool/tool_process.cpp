@@ -106,7 +106,16 @@ std::string ToolProcess::prepare() {
     on_control_message(src, b);
   });
   transport_->set_error_handler([this](Rank peer, const std::string& what) {
-    if (!terminate_) abort_all(what);
+    if (terminate_) return;
+    // Once this tool is done, the others stop as soon as tool 0's Terminate
+    // reaches them, which may be before it reaches this one: a peer's
+    // connection closing then is the normal end. Tool 0 still reports any
+    // real failure (its own connection closes only after its Terminate).
+    if (done_sent_ && peer.value != 0) {
+      spdlog::debug("after this tool was done: {}", what);
+      return;
+    }
+    abort_all(what);
   });
   // Listening on every address (a run across nodes): the others reach this
   // tool by its host name.
@@ -211,6 +220,7 @@ AppListener::Decision ToolProcess::admit_app(const channel::AttachHello& hello) 
   const std::uint32_t mode = opts_.no_stall ? std::uint32_t{channel::kModeNoStall} : 0u;
   reply.status = channel::AttachStatus::Ok;
   reply.mode_flags = mode;
+  reply.app_spin_ns = opts_.app_spin_ns;
   if (app_listener_->kind() == channel::ChannelKind::Tcp) {
     reply.channel_bytes = opts_.ring_bytes;  // the ring both ends lay out alike
     return d;
@@ -505,7 +515,7 @@ int ToolProcess::run() {
     if (progressed) continue;
 
     // Nothing to do: poll a little, then sleep until a socket has news.
-    if (nap_ns_ == 0) {
+    if (nap_ns_ == 0 && (!opts_.shared_core || app_waits_for_reply())) {
       const std::uint64_t spin_until = now_ns() + opts_.spin_ns;
       bool woke = false;
       while (now_ns() < spin_until) {
@@ -535,6 +545,15 @@ int ToolProcess::run() {
   signals.cancel();
   if (ino_desc) ino_desc->close();
   return 0;
+}
+
+// A tool sharing its application's core polls only while the application
+// sleeps until this tool answers: the core is idle then, and polling saves
+// this tool's wake-up when the peer's message it waits for arrives. While the
+// application runs, polling would take the core it needs.
+bool ToolProcess::app_waits_for_reply() const {
+  if (max_reply_wanted_ <= replied_) return false;
+  return !block_.control || block_.control->app_sleeping.load(std::memory_order_relaxed) != 0;
 }
 
 // MPI cannot wake the loop, so with the MPI transport an idle tool naps,

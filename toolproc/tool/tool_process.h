@@ -72,6 +72,7 @@ class ToolProcess final : public ToolHost {
   void abort_all(const std::string& why);
   void flush_observers();
   void idle_nap();
+  bool app_waits_for_reply() const;
   void pump_transport(std::chrono::milliseconds at_most);
 
   ToolOptions opts_;

@@ -38,6 +38,9 @@
 #define VCX_ANNOTATE_PCONTROL_LEVEL 0x56435841
 #define VCX_ANNOTATE_VERSION 1
 
+/* The annotation kinds, shared with vcx/annotate_shmem.h. */
+#ifndef VCX_ANNOTATE_KINDS
+#define VCX_ANNOTATE_KINDS
 enum vcx_annotate_kind {
   VCX_ANNOTATE_TICK = 1,
   VCX_ANNOTATE_PROCESS_SIGNAL = 2,
@@ -45,6 +48,7 @@ enum vcx_annotate_kind {
   VCX_ANNOTATE_RESOURCE_SIGNAL = 4,
   VCX_ANNOTATE_RESOURCE_WAIT = 5
 };
+#endif
 
 static inline void vcx_annotate_call_(int kind, int rank, MPI_Comm comm, long long id) {
   MPI_Pcontrol(VCX_ANNOTATE_PCONTROL_LEVEL, (int)VCX_ANNOTATE_VERSION, kind, rank, comm, id);

@@ -54,6 +54,16 @@ enum class OpKind : std::uint8_t {
   Release,             // hand the resource back, depositing the current clock
   Retire,              // a resource deposited here is never acquired again (queue):
                        // its state goes once its holders have released it
+  // Flags: synchronisation through memory (OpenSHMEM wait_until, test). A
+  // write that may be a flag is registered at the tool of the PE whose
+  // memory it writes before the write happens; a wait that returned there
+  // merges the registered writes its value says came before it.
+  FlagWrite,           // register a write (peer: the target PE; queue: {flag, value};
+                       // value: the write's id; flags: FlagBits); deposits the
+                       // current clock without ticking
+  FlagValue,           // what a registered write turned out to write (value: its id)
+  FlagWait,            // merge the registered writes of {flag, value read} before
+                       // this call (flags: width and signedness of the value)
 };
 
 enum ResourceFlags : std::uint16_t {
@@ -67,6 +77,26 @@ enum ResourceFlags : std::uint16_t {
   // holds nothing (no release follows).
   kResourceFetch = 1u << 2,
 };
+
+// Op::flags of the flag ops: what a write does to the flag's value, how wide
+// and signed the value is (docs/clock-rules.md, "Flags").
+enum FlagMode : std::uint16_t {
+  kFlagPending = 0,  // not known yet: a FlagValue op follows
+  kFlagStore = 1,    // stores the value
+  kFlagUp = 2,       // adds a positive amount: the value is the sum (a counter)
+  kFlagDown = 3,     // adds a negative amount
+  kFlagNoWrite = 4,  // wrote nothing (a compare-and-swap that failed)
+};
+inline constexpr std::uint16_t kFlagModeMask = 0x7;
+inline constexpr std::uint16_t kFlagSigned = 1u << 7;
+inline constexpr std::uint16_t flag_bits(FlagMode mode, unsigned width_bytes, bool is_signed) {
+  return static_cast<std::uint16_t>(mode | ((width_bytes & 0xf) << 3) | (is_signed ? kFlagSigned : 0));
+}
+inline constexpr FlagMode flag_mode(std::uint16_t bits) {
+  return static_cast<FlagMode>(bits & kFlagModeMask);
+}
+inline constexpr unsigned flag_width(std::uint16_t bits) { return (bits >> 3) & 0xf; }
+inline constexpr bool flag_signed(std::uint16_t bits) { return (bits & kFlagSigned) != 0; }
 
 enum SignalFlags : std::uint16_t {
   kSignalSynchronous = 1u << 0,  // the receiver answers with its clock
@@ -89,7 +119,8 @@ struct Op {
   OpKind kind{};
   std::uint16_t flags = 0;
   Rank peer{};              // Signal: destination; WaitAck: receiver;
-                            // Acquire/Release: the resource's deposition
+                            // Acquire/Release: the resource's deposition;
+                            // FlagWrite/FlagValue: the PE written to
   QueueId queue{};          // Signal, WaitAck; Acquire/Release: the resource id in .a
   std::uint64_t value = 0;  // Wait/Snapshot: receive token; WaitAck: send seq
   CollectiveRef collective{};

@@ -16,25 +16,10 @@
 #include <vector>
 
 #include "vcx/asio.h"
+#include "vcx/chaos_settings.h"
 #include "vcx/transport.h"
 
 namespace vcx {
-
-// Seed used when VCX_CHAOS_SEED is not set; printed either way, so that a
-// failing run can be repeated.
-inline constexpr std::uint64_t kDefaultChaosSeed = 1;
-// Longest delay accepted: more is a typo, not a test.
-inline constexpr std::uint64_t kMaxChaosDelayUs = 1'000'000;
-
-struct ChaosSettings {
-  std::uint64_t max_delay_us = 0;  // 0: no delay injection
-  std::uint64_t seed = kDefaultChaosSeed;
-};
-
-// Reads the values of VCX_CHAOS_DELAY_US and VCX_CHAOS_SEED (null or empty:
-// unset). Returns what is wrong, for the user, when a value is bad.
-std::optional<std::string> parse_chaos_settings(const char* delay_us, const char* seed,
-                                                ChaosSettings* out);
 
 class DelayingTransport final : public ToolTransport {
  public:

@@ -232,6 +232,7 @@ bool attach_to_tool(const std::string& socket_path, const AttachHello& hello, in
   out->kind = ChannelKind::Shm;
   out->socket_fd = fd;
   out->mode_flags = reply.mode_flags;
+  out->app_spin_ns = reply.app_spin_ns;
   out->control = control;
   out->mapped_bytes = reply.channel_bytes;
   out->ring_capacity = control->ring_capacity;
@@ -341,6 +342,7 @@ bool attach_to_tool_tcp(const std::string& endpoint, const AttachHello& hello, i
   out->kind = ChannelKind::Tcp;
   out->socket_fd = fd;
   out->mode_flags = reply.mode_flags;
+  out->app_spin_ns = reply.app_spin_ns;
   out->control = nullptr;
   out->mapped_bytes = 0;
   out->ring_capacity = cap;

@@ -40,19 +40,18 @@ bool RingProducer::wait_for_space(std::uint64_t needed) noexcept {
   tail_cache_ = c_->tail.load(std::memory_order_acquire);
   if (fits()) return true;
 
+  // Full: sleep until the consumer has drained the ring to its low-water
+  // mark (the consumer wakes us once then, not at every record), so that a
+  // flood costs one handshake per half ring instead of one per event. No
+  // spinning: half a ring takes the consumer far longer than a spin.
   const std::uint64_t start = now_ns();
-  const std::uint64_t spin_until = start + policy_.spin_ns;
-  while (now_ns() < spin_until) {
-    cpu_relax();
-    tail_cache_ = c_->tail.load(std::memory_order_acquire);
-    if (fits()) return true;
-  }
+  auto drained = [&] { return pending_head_ - tail_cache_ <= ring_low_water(cap) && fits(); };
   bool ok = true;
   for (;;) {
     const std::uint32_t f = c_->space_futex.load(std::memory_order_acquire);
     c_->producer_waiting.store(1, std::memory_order_seq_cst);
     tail_cache_ = c_->tail.load(std::memory_order_seq_cst);
-    if (fits()) break;
+    if (drained()) break;
     if (c_->tool_state.load(std::memory_order_acquire) != 0 ||
         (hooks_.tool_alive && !hooks_.tool_alive(hooks_.ctx))) {
       ok = false;
@@ -176,7 +175,13 @@ void RingConsumer::pop() noexcept {
   const auto* h = reinterpret_cast<const EventHeader*>(data_ + (tail_ & mask_));
   tail_ += h->size;
   c_->tail.store(tail_, std::memory_order_seq_cst);
-  if (c_->producer_waiting.load(std::memory_order_seq_cst) != 0) {
+  // seq_cst pairs with the producer's wait_for_space(): either it sees this
+  // tail or we see that it waits. It is woken once the ring has drained to
+  // the low-water mark; claiming producer_waiting makes that one wake-up.
+  if (c_->producer_waiting.load(std::memory_order_seq_cst) != 0 &&
+      c_->head.load(std::memory_order_acquire) - tail_ <= ring_low_water(mask_ + 1) &&
+      c_->producer_waiting.exchange(0, std::memory_order_seq_cst) != 0) {
+    ++producer_wakes_;
     c_->space_futex.fetch_add(1, std::memory_order_release);
     futex_wake_all(&c_->space_futex);
   }

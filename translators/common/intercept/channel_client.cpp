@@ -84,7 +84,9 @@ bool ChannelClient::attach(const ClientSetup& setup) {
   hooks.tool_alive = &tool_alive;
   hooks.progress = setup_.progress;
   channel::WaitPolicy policy;
-  if (const char* s = std::getenv("VCX_SPIN_NS")) policy.spin_ns = std::strtoull(s, nullptr, 10);
+  // The tool knows whether it shares this process's core (then polling only
+  // keeps it from answering) and says how long to poll.
+  policy.spin_ns = attachment_.app_spin_ns;
   producer_ = channel::Producer(attachment_, hooks, policy);
   active_ = true;
   return true;

@@ -16,6 +16,9 @@ namespace {
 // Everything the handlers use is prepared beforehand: they run in a dying
 // process, possibly inside malloc.
 char g_path[4096];
+// Written first, then renamed to g_path: a rank killed while writing (mpiexec
+// takes the others down at once) leaves no half-written ending behind.
+char g_tmp_path[4096 + 8];
 pid_t g_pid = -1;  // a forked child is not the rank
 std::atomic<bool> g_recorded{false};
 std::atomic<bool> g_finalized{false};
@@ -34,13 +37,14 @@ bool is_fault(int sig) {
 
 struct sigaction g_previous[NSIG];
 
-void write_all(int fd, const char* p, std::size_t n) {
+bool write_all(int fd, const char* p, std::size_t n) {
   while (n > 0) {
     const ssize_t w = ::write(fd, p, n);
-    if (w <= 0) return;
+    if (w <= 0) return false;
     p += w;
     n -= static_cast<std::size_t>(w);
   }
+  return true;
 }
 
 void on_signal(int sig, siginfo_t* info, void* context) {
@@ -92,14 +96,16 @@ void record_ending(const char* kind, int code) {
   } while (value != 0);
   while (d > 0) line[n++] = digits[--d];
   line[n++] = '\n';
-  const int fd = ::open(g_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const int fd = ::open(g_tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return;
-  write_all(fd, line, n);
+  const bool whole = write_all(fd, line, n);
   ::close(fd);
+  if (whole) ::rename(g_tmp_path, g_path);
 }
 
 void watch_ending(const char* session_dir, int world_rank) {
   std::snprintf(g_path, sizeof g_path, "%s/ending-%d", session_dir, world_rank);
+  std::snprintf(g_tmp_path, sizeof g_tmp_path, "%s.tmp", g_path);
   g_pid = ::getpid();
   ::on_exit(&on_exit_hook, nullptr);
   for (int sig : kWatchedSignals) {

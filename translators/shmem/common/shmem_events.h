@@ -26,6 +26,23 @@ enum class Family : std::uint8_t {
   LockTest,    // shmem_test_lock: LockEvent, acquired says whether it returned 0
   Data,        // put, get, atomics (ctx variants too): DataEvent, not clocked
   Completion,  // fence, quiet (ctx variants too): CompletionEvent, not clocked
+  Annotate,    // vcx_annotate_shmem_* (annotations/include/vcx/annotate_shmem.h): AnnotateEvent
+  // Flags (docs/clock-rules.md, "Flags"): synchronisation through memory.
+  FlagWait,    // wait_until, wait, and test when it returns 1: FlagWaitEvent, clocked
+  FlagWrite,   // vcx_flag_write: a write that may be a flag, announced before
+               // the call that makes it: FlagWriteEvent, not clocked
+  FlagResult,  // vcx_flag_result: what an announced fetching atomic fetched:
+               // FlagResultEvent, not clocked
+};
+
+// What an announced write does to the value at its address.
+enum class FlagOp : std::uint8_t {
+  Store = 0,        // stores operand (p, one-element put, set, swap)
+  Add = 1,          // adds operand (fetch_add, fetch_inc)
+  And = 2,          // fetch_and, fetch_or, fetch_xor with operand
+  Or = 3,
+  Xor = 4,
+  CompareSwap = 5,  // stores operand if the value was cond
 };
 
 // What a data call does to the remote (symmetric) memory.
@@ -102,6 +119,48 @@ struct CompletionEvent {
   std::uint64_t ctx;  // 0: the default context
 };
 
+// A user annotation; the call (its event type) says which.
+struct AnnotateEvent {
+  std::int64_t id;    // process annotations: the queue; resource ones: the resource
+  std::int32_t pe;    // target, origin or deposition PE
+  std::int32_t reserved;
+};
+
+// A write of `width` bytes at `remote` on PE `pe` that may be a flag,
+// announced before the call. Values are the bits of the value, zero
+// extended; signedness is that of the call's type.
+struct FlagWriteEvent {
+  SymAddr remote;
+  std::uint64_t operand;
+  std::uint64_t cond;      // CompareSwap: the value compared with
+  std::uint16_t call;      // the call that writes (its Call)
+  FlagOp op;
+  std::uint8_t width;      // 1, 2, 4 or 8
+  std::uint8_t is_signed;
+  std::uint8_t reserved[3];
+  std::int32_t pe;
+};
+
+// After a fetching atomic announced by the FlagWriteEvent of event `announce`.
+struct FlagResultEvent {
+  std::uint64_t announce;
+  std::uint64_t fetched;
+};
+
+// A wait that returned (wait_until, wait) or a test that returned 1, on the
+// local flag `addr`: `value` is what the interceptor read there right after
+// Open MPI returned.
+struct FlagWaitEvent {
+  SymAddr addr;
+  std::uint64_t local_addr;
+  std::uint64_t cmp_value;
+  std::uint64_t value;
+  std::int32_t cmp;        // SHMEM_CMP_*; the wait calls: SHMEM_CMP_NE
+  std::uint8_t width;
+  std::uint8_t is_signed;
+  std::uint8_t reserved[2];
+};
+
 static_assert(std::is_trivially_copyable_v<DataEvent>);
 static_assert(sizeof(SymAddr) == 16);
 static_assert(sizeof(InitEvent) == 16);
@@ -109,5 +168,9 @@ static_assert(sizeof(CollectiveEvent) == 16);
 static_assert(sizeof(LockEvent) == 32);
 static_assert(sizeof(DataEvent) == 64);
 static_assert(sizeof(CompletionEvent) == 8);
+static_assert(sizeof(AnnotateEvent) == 16);
+static_assert(sizeof(FlagWriteEvent) == 48);
+static_assert(sizeof(FlagResultEvent) == 16);
+static_assert(sizeof(FlagWaitEvent) == 48);
 
 }  // namespace vcx::shmem

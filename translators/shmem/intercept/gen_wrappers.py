@@ -5,8 +5,9 @@ Reads every function declared by the installed shmem.h (and shmem-compat.h,
 which it includes) and classifies it by the first row of
 translators/shmem/calls.tsv whose name matches. Writes:
 
-* the call table (shmem_calls.h): one event type per intercepted function,
-  with its name and family, shared by the interceptor and the translator;
+* the call table (shmem_calls.h): one event type per intercepted function
+  (then one per annotation of vcx/annotate_shmem.h), with its name and
+  family, shared by the interceptor and the translator;
 * the generated wrappers (generated_wrappers.cpp): for each function of a
   data, collective or completion family not defined by hand in
   wrappers_*.cpp, a wrapper that calls the pshmem_ entry point with the
@@ -29,14 +30,38 @@ import subprocess
 import sys
 
 HAND_FAMILIES = {"init", "finalize", "global_exit", "lock_set", "lock_clear", "lock_test"}
-GENERATED_FAMILIES = {"coll_world", "coll_set", "bcast_set", "completion"}
+GENERATED_FAMILIES = {"coll_world", "coll_set", "bcast_set", "completion", "flag_wait"}
+# Heap calls that do nothing at all when given a null pointer.
+FREE_CALLS = {"shmem_free", "shfree"}
 DATA_KINDS = {"put": "Put", "get": "Get", "put_nbi": "PutNbi", "get_nbi": "GetNbi",
               "iput": "Iput", "iget": "Iget", "p": "P", "g": "G", "amo_read": "AmoRead",
               "amo_write": "AmoWrite", "amo_rmw": "AmoRmw"}
 FAMILY_ENUM = {"init": "Init", "finalize": "Finalize", "global_exit": "GlobalExit",
                "coll_world": "CollWorld", "coll_set": "CollSet", "bcast_set": "BcastSet",
                "lock_set": "LockSet", "lock_clear": "LockClear", "lock_test": "LockTest",
-               "completion": "Completion"}
+               "completion": "Completion", "flag_wait": "FlagWait"}
+# Events that are no function of shmem.h, at the end of the call table: the
+# annotations of annotations/include/vcx/annotate_shmem.h, reported by
+# intercept/annotate.cpp.
+EXTRA_CALLS = [("vcx_annotate_shmem_tick", "Annotate"),
+               ("vcx_annotate_shmem_process_signal", "Annotate"),
+               ("vcx_annotate_shmem_process_wait", "Annotate"),
+               ("vcx_annotate_shmem_resource_signal", "Annotate"),
+               ("vcx_annotate_shmem_resource_wait", "Annotate"),
+               ("vcx_flag_write", "FlagWrite"),
+               ("vcx_flag_result", "FlagResult")]
+# Atomics that may write a flag (docs/clock-rules.md, "Flags"), by the end
+# of their name: what they store, and whether that follows from what they
+# fetch. The others (atomic_inc, atomic_add, ... without a result) are not
+# flag writes: what they store is never known.
+FLAG_ATOMICS = [(r"_(atomic_set|set)$", "Store", "value", False),
+                (r"_(atomic_swap|swap)$", "Store", "value", False),
+                (r"_(atomic_compare_swap|cswap)$", "CompareSwap", "value", True),
+                (r"_(atomic_fetch_add|fadd)$", "Add", "value", True),
+                (r"_(atomic_fetch_inc|finc)$", "Add", "1", True),
+                (r"_atomic_fetch_and$", "And", "value", True),
+                (r"_atomic_fetch_or$", "Or", "value", True),
+                (r"_atomic_fetch_xor$", "Xor", "value", True)]
 WRITES = {"put", "put_nbi", "iput", "p"}
 READS = {"get", "get_nbi", "iget", "g"}
 
@@ -153,6 +178,61 @@ def param(decl, *candidates):
     return None, None
 
 
+def element_size(decl, remote, rtext):
+    """The size of one element of a data call, as a C++ expression."""
+    name = decl["name"]
+    if re.match(r"(const\s+)?(volatile\s+)?void\b", rtext):
+        m = re.search(r"(mem|8|16|32|64|128)(_nbi)?$", name)
+        if not m:
+            fail(f"{name}: an untyped address, but the name gives no element size")
+        return "1" if m.group(1) == "mem" else str(int(m.group(1)) // 8)
+    return f"sizeof(*{remote})"
+
+
+def flag_write(decl, kind):
+    """What a data call does before and after Open MPI's call when it may
+    write a flag: (announcement expression, statement after the call) or
+    (None, None). Puts of 1, 2, 4 or 8 bytes, p, set, swap and the
+    fetching atomics are announced; a fetching atomic then reports what it
+    fetched."""
+    name = decl["name"]
+    remote, rtext = param(decl, "target", "dest", "addr")
+    pe = param(decl, "pe")[0]
+    if kind == "p":
+        value = param(decl, "value")[0] or fail(f"{name}: no value parameter")
+        return f"announce_flag_store(Call::{name}, {remote}, {value}, {pe})", None
+    if kind in ("put", "put_nbi"):
+        source = param(decl, "source", "src")[0] or fail(f"{name}: no source parameter")
+        count = param(decl, "len", "nelems")[0] or fail(f"{name}: no len parameter")
+        elem = element_size(decl, remote, rtext)
+        return (f"announce_flag_put(Call::{name}, {remote}, {source}, ({elem}) * {count}, {pe})",
+                None)
+    if kind not in ("amo_write", "amo_rmw"):
+        return None, None
+    for pattern, op, operand, fetches in FLAG_ATOMICS:
+        if not re.search(pattern, name):
+            continue
+        if operand != "1":
+            operand = param(decl, operand)[0] or fail(f"{name}: no {operand} parameter")
+        if op == "Store":
+            return f"announce_flag_store(Call::{name}, {remote}, {operand}, {pe})", None
+        cond = param(decl, "cond")[0] if op == "CompareSwap" else "0"
+        if not cond:
+            fail(f"{name}: no cond parameter")
+        return (f"announce_flag_rmw(Call::{name}, {remote}, vcx::shmem::FlagOp::{op}, {operand}, "
+                f"{cond}, {pe})", "report_flag_result(flag_write, result);")
+    return None, None
+
+
+def flag_wait_report(decl):
+    """wait_until, wait (waits until the value differs) and test."""
+    name = decl["name"]
+    addr = param(decl, "addr", "ivar")[0] or fail(f"{name}: no addr parameter")
+    cmp = param(decl, "cmp")[0] or "SHMEM_CMP_NE"
+    value = param(decl, "value", "cmp_value")[0] or fail(f"{name}: no value parameter")
+    return f"report_flag_wait(Call::{name}, {addr}, {cmp}, {value});"
+
+
 def data_wrapper(decl, kind):
     name = decl["name"]
     if kind in READS and kind != "g":
@@ -168,13 +248,7 @@ def data_wrapper(decl, kind):
     elif kind in ("get", "get_nbi", "iget"):
         local_name, _ = param(decl, "target", "dest")
         local = f"reinterpret_cast<std::uint64_t>({local_name})"
-    if re.match(r"(const\s+)?(volatile\s+)?void\b", rtext):
-        m = re.search(r"(mem|8|16|32|64|128)(_nbi)?$", name)
-        if not m:
-            fail(f"{name}: an untyped address, but the name gives no element size")
-        elem = "1" if m.group(1) == "mem" else str(int(m.group(1)) // 8)
-    else:
-        elem = f"sizeof(*{remote})"
+    elem = element_size(decl, remote, rtext)
     count_name, _ = param(decl, "len", "nelems")
     count = count_name or "1"
     stride = "1"
@@ -193,7 +267,12 @@ def data_wrapper(decl, kind):
 def collective_report(decl, family):
     name = decl["name"]
     if family == "coll_world":
-        return f"report_world_collective(Call::{name});"
+        report = f"report_world_collective(Call::{name});"
+        if name in FREE_CALLS:
+            # Freeing a null pointer does nothing, not even synchronise.
+            ptr = param(decl, "ptr")[0] or fail(f"{name}: no ptr parameter")
+            report = f"{{ if ({ptr} != nullptr) {report} }}"
+        return report
     start = param(decl, "PE_start")[0]
     log = param(decl, "logPE_stride")[0]
     size = param(decl, "PE_size")[0]
@@ -207,8 +286,14 @@ def collective_report(decl, family):
 
 def wrapper(decl, family):
     name = decl["name"]
+    announce, after = None, None
     if family.startswith("data:"):
         report = data_wrapper(decl, family[5:])
+        announce, after = flag_write(decl, family[5:])
+    elif family == "flag_wait":
+        report = flag_wait_report(decl)
+        if decl["ret"] != "void":  # test: only when it returns 1
+            report = f"{{ if (result) {report} }}"
     elif family == "completion":
         ctx = param(decl, "ctx")[0]
         report = f"record_completion(Call::{name}, {'context_id(' + ctx + ')' if ctx else '0'});"
@@ -217,6 +302,12 @@ def wrapper(decl, family):
     params = ", ".join(decl["params"]) or "void"
     call = f"{profiling_name(name)}({call_args(decl)})"
     lines = [f"{decl['ret']} {name}({params}) {{", "  const Nesting nesting;"]
+    if announce:
+        lines.append(f"  const std::uint64_t flag_write = nesting.outermost() ? {announce} : 0;")
+        if not after:
+            lines.append("  (void)flag_write;")
+    if after:
+        report = f"{{ {report} {after} }}"
     if decl["ret"] == "void":
         lines += [f"  {call};", f"  if (nesting.outermost()) {report}", "}"]
     else:
@@ -278,6 +369,7 @@ def main():
             family_enum = "Data" if fam.startswith("data:") else FAMILY_ENUM[fam]
             calls.append((name, family_enum, kind))
         functions.append(entry)
+    calls += [(name, family_enum, "Put") for name, family_enum in EXTRA_CALLS]
     for name, where in sorted(hand.items()):
         if name not in decls and (name.startswith("shmem_") or name == "start_pes"):
             fail(f"{where} defines {name}, which shmem.h does not declare")

@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "shmem_calls.h"
 #include "vcx/intercept/channel_client.h"
@@ -91,5 +93,65 @@ void record_completion(Call call, std::uint64_t ctx);
 // waits for its tool (stall mode).
 void report_world_collective(Call call);
 void report_collective(Call call, int pe_start, int log_stride, int pe_size, int root);
+
+// ---- Flags (flags.cpp; docs/clock-rules.md, "Flags") ----
+//
+// A write that may be a flag is announced before the call that makes it,
+// and the call waits (even with --no-stall) until the tool of the PE it
+// writes to has registered it. The announce functions return the
+// announcement's ticket (0 when nothing was announced), which a fetching
+// atomic passes on with what it fetched.
+
+// The bits of a value of up to 8 bytes, zero extended.
+template <class T>
+std::uint64_t value_bits(const T& v) {
+  static_assert(sizeof(T) <= 8);
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof v);
+  return bits;
+}
+
+std::uint64_t announce_flag_write(Call call, shmem::FlagOp op, const volatile void* remote,
+                                  std::uint64_t operand, std::uint64_t cond, std::size_t width,
+                                  bool is_signed, int pe);
+void report_flag_result(std::uint64_t ticket, std::uint64_t fetched);
+void report_flag_wait(Call call, const volatile void* addr, int cmp, std::uint64_t cmp_value,
+                      std::uint64_t value, std::size_t width, bool is_signed);
+
+// shmem_TYPE_p, set, swap: the value is known before the call. Values
+// wider than 8 bytes (long double) are not flags.
+template <class T>
+std::uint64_t announce_flag_store(Call call, const volatile T* remote, std::type_identity_t<T> value,
+                                  int pe) {
+  if constexpr (sizeof(T) > 8) {
+    return 0;
+  } else {
+    return announce_flag_write(call, shmem::FlagOp::Store, remote, value_bits(value), 0, sizeof(T),
+                               std::is_signed_v<T>, pe);
+  }
+}
+// A put of 1, 2, 4 or 8 bytes: what it stores is at `source`.
+std::uint64_t announce_flag_put(Call call, const volatile void* remote, const void* source,
+                                std::size_t bytes, int pe);
+// A fetching atomic: what it stores follows from what it fetches.
+template <class T>
+std::uint64_t announce_flag_rmw(Call call, const volatile T* remote, shmem::FlagOp op,
+                                std::type_identity_t<T> operand, std::type_identity_t<T> cond,
+                                int pe) {
+  return announce_flag_write(call, op, remote, value_bits(operand), value_bits(cond), sizeof(T),
+                             std::is_signed_v<T>, pe);
+}
+template <class T>
+void report_flag_result(std::uint64_t ticket, const T& fetched) {
+  if (ticket) report_flag_result(ticket, value_bits(fetched));
+}
+// After wait_until and wait returned, and after test returned 1: reads the
+// flag and reports what it holds.
+template <class T>
+void report_flag_wait(Call call, const volatile T* addr, int cmp, std::type_identity_t<T> cmp_value) {
+  const T value = *addr;
+  report_flag_wait(call, addr, cmp, value_bits(cmp_value), value_bits(value), sizeof(T),
+                   std::is_signed_v<T>);
+}
 
 }  // namespace vcx::shmem_intercept

@@ -67,6 +67,10 @@ void ShmemTranslator::translate(const EventHeader& ev, ExchangeControl& ctl, Cal
     case Family::LockClear: on_lock(call, payload<LockEvent>(ev), out); break;
     case Family::Data: on_data(call, payload<DataEvent>(ev)); break;
     case Family::Completion: break;  // a completion point for the race analysis; not clocked
+    case Family::Annotate: on_annotate(call, payload<AnnotateEvent>(ev), ctl, out); break;
+    case Family::FlagWrite: on_flag_write(ev.seq, payload<FlagWriteEvent>(ev), out); break;
+    case Family::FlagResult: on_flag_result(payload<FlagResultEvent>(ev), out); break;
+    case Family::FlagWait: on_flag_wait(call, payload<FlagWaitEvent>(ev), out); break;
   }
 }
 

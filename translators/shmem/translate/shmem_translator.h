@@ -12,6 +12,14 @@
 //   wrappers_lock.cpp).
 // * Data calls (put, get, atomics) and fence/quiet are recorded, not
 //   clocked.
+// * User annotations (vcx_annotate_shmem_*) map as the MPI forms do:
+//   process signals and waits on queues of their own, resources at their
+//   deposition PE (annotations.cpp).
+// * Flags (flags.cpp; docs/clock-rules.md, "Flags"): writes that may be
+//   flags are registered at the PE they write to before they happen
+//   (FlagWrite, then FlagValue for fetching atomics); a wait_until, wait or
+//   successful test merges the registered writes its value says came
+//   before it (FlagWait, clocked).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +46,7 @@ class ShmemTranslator final : public Translator, public Plugin {
   // The run-wide id of an active set, and of the lock at a symmetric address.
   static GroupId set_id(std::int32_t pe_start, std::int32_t log_stride, std::int32_t pe_size);
   static std::uint64_t lock_id(const SymAddr& lock);
+  static std::uint64_t flag_id(const SymAddr& flag);
 
  private:
   template <class T>
@@ -49,6 +58,10 @@ class ShmemTranslator final : public Translator, public Plugin {
                      CallProgram& out);
   void on_lock(Call call, const LockEvent& e, CallProgram& out);
   void on_data(Call call, const DataEvent& e) const;
+  void on_annotate(Call call, const AnnotateEvent& e, ExchangeControl& ctl, CallProgram& out);
+  void on_flag_write(std::uint64_t seq, const FlagWriteEvent& e, CallProgram& out);
+  void on_flag_result(const FlagResultEvent& e, CallProgram& out);
+  void on_flag_wait(Call call, const FlagWaitEvent& e, CallProgram& out);
 
   ToolHost& host_;
   Rank self_;
@@ -56,6 +69,9 @@ class ShmemTranslator final : public Translator, public Plugin {
   bool started_ = false;
   std::unordered_set<GroupId> registered_;
   std::unordered_map<GroupId, std::uint64_t> instances_;
+  // Announced fetching atomics whose result is still to come, by the
+  // announcement's event seq.
+  std::unordered_map<std::uint64_t, FlagWriteEvent> announced_;
 };
 
 }  // namespace vcx::shmem

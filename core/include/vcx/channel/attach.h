@@ -21,7 +21,7 @@
 namespace vcx::channel {
 
 inline constexpr std::uint64_t kAttachMagic = 0x3130'4843'5441'5856ULL;  // "VXATCH01"
-inline constexpr std::uint32_t kAttachVersion = 1;
+inline constexpr std::uint32_t kAttachVersion = 2;
 inline constexpr std::size_t kTokenBytes = 64;
 
 struct AttachHello {
@@ -53,7 +53,10 @@ struct AttachReply {
   std::uint32_t mode_flags;       // ChannelModeFlags
   std::uint64_t channel_bytes;    // shm: size of the mapping passed with the reply;
                                   // tcp: capacity of the ring the stream mirrors
-  char message[232];              // human-readable reason when status != Ok
+  std::uint32_t app_spin_ns;      // how long the application polls for an answer
+                                  // before it sleeps
+  std::uint32_t reserved;
+  char message[224];              // human-readable reason when status != Ok
 };
 static_assert(std::is_trivially_copyable_v<AttachReply>);
 static_assert(sizeof(AttachReply) == 256);
@@ -76,6 +79,7 @@ struct Attachment {
   ChannelKind kind = ChannelKind::Shm;
   int socket_fd = -1;                 // shm: the Unix socket; tcp: the connection
   std::uint32_t mode_flags = 0;       // ChannelModeFlags, from the tool's reply
+  std::uint32_t app_spin_ns = 0;      // from the tool's reply
   ChannelControl* control = nullptr;  // shm only
   std::size_t mapped_bytes = 0;       // shm only
   std::uint64_t ring_capacity = 0;    // tcp only: the ring the stream mirrors

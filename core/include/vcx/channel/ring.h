@@ -8,8 +8,9 @@
 
 namespace vcx::channel {
 
-// How the application side waits: spin this long, then sleep on a futex and
-// re-check the tool's liveness every `liveness_check_ns`.
+// How the application side waits for a reply: spin this long, then sleep on a
+// futex and re-check the tool's liveness every `liveness_check_ns` (which a
+// wait for room in a full ring does too, without spinning).
 struct WaitPolicy {
   std::uint64_t spin_ns = 2'000;
   std::uint64_t liveness_check_ns = 200'000'000;
@@ -34,6 +35,11 @@ struct ProducerHooks {
 
 enum class WaitResult { Ok, ToolGone };
 
+// Backpressure hysteresis: a producer that found the ring full sleeps until
+// at most this many bytes are left in it (half the ring), and the consumer
+// wakes it once, when the ring has drained that far.
+constexpr std::uint64_t ring_low_water(std::uint64_t capacity) noexcept { return capacity / 2; }
+
 class RingProducer {
  public:
   RingProducer() = default;
@@ -42,9 +48,10 @@ class RingProducer {
   // Largest payload a single record may carry.
   std::size_t max_payload() const noexcept;
 
-  // Reserves space for one record and fills its header. Waits while the ring
-  // is full (backpressure). Returns the payload pointer, or nullptr if the tool
-  // went away while waiting. Must be followed by commit().
+  // Reserves space for one record and fills its header. If the ring is full,
+  // waits until it has drained to ring_low_water() (backpressure). Returns
+  // the payload pointer, or nullptr if the tool went away while waiting.
+  // Must be followed by commit().
   void* begin(Model model, std::uint16_t type, std::uint32_t flags, std::size_t payload_size);
   // Publishes the record reserved by begin(); returns its sequence number.
   std::uint64_t commit() noexcept;
@@ -76,7 +83,9 @@ class RingConsumer {
 
   // The next record, or nullptr when the ring is empty. Padding is skipped.
   const EventHeader* peek() noexcept;
-  // Releases the record last returned by peek().
+  // Releases the record last returned by peek(). Wakes a producer waiting
+  // for space once the ring has drained to ring_low_water(); otherwise makes
+  // no system call.
   void pop() noexcept;
 
   // Announces that the consumer is about to sleep. Returns false (and cancels
@@ -92,6 +101,8 @@ class RingConsumer {
 
   ChannelControl* control() const noexcept { return c_; }
   bool empty() const noexcept;
+  // Wake-ups this consumer sent to a producer waiting for space.
+  std::uint64_t producer_wakes() const noexcept { return producer_wakes_; }
 
  private:
   ChannelControl* c_ = nullptr;
@@ -99,6 +110,7 @@ class RingConsumer {
   std::uint64_t mask_ = 0;
   std::uint64_t tail_ = 0;
   std::uint64_t head_cache_ = 0;
+  std::uint64_t producer_wakes_ = 0;
 };
 
 }  // namespace vcx::channel
