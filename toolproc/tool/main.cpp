@@ -19,6 +19,7 @@
 
 #include "tool_process.h"
 #include "vcx/delaying_transport.h"
+#include "vcx/open_file_limit.h"
 
 namespace po = boost::program_options;
 using vcx::tool::ToolOptions;
@@ -125,6 +126,10 @@ int main(int argc, char** argv) {
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // Tool 0 holds two sockets per other tool.
+  if (auto why = vcx::raise_open_file_limit(); why && rank == 0)
+    std::fprintf(stderr, "vcx: warning: %s; runs of more than a few hundred ranks may fail\n",
+                 why->c_str());
   // Every tool reads the same environment; rank 0 alone says what is wrong.
   vcx::ChaosSettings chaos;
   if (auto bad = vcx::parse_chaos_settings(std::getenv("VCX_CHAOS_DELAY_US"),
