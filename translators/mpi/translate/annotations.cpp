@@ -9,6 +9,7 @@
 // fetches (kResourceFetch).
 #include <string>
 
+#include "vcx/annotation_ops.h"
 #include "mpi_translator.h"
 
 namespace vcx::mpi {
@@ -42,42 +43,23 @@ void MpiTranslator::on_annotate(Call call, const AnnotateEvent& e, ExchangeContr
         std::to_string(c->peers().size()) + "); pass a rank of that communicator");
   const Rank peer = peer_of(*c, e.rank);
   out.mark_clocked();
-  Op op;
   switch (call) {
     case Call::Annotate_process_signal:
     case Call::Annotate_process_wait: {
       if (e.id < 0 || e.id > 0x7fffffff)
         bad("queue " + std::to_string(e.id) + " is negative; use a queue (tag) >= 0");
       const QueueId q{c->id.value, kAnnotationQueue | static_cast<std::uint64_t>(e.id)};
-      if (call == Call::Annotate_process_signal) {
-        op.kind = OpKind::Signal;
-        op.peer = peer;
-        op.queue = q;
-        op.value = ctl.reserve_send(peer, q).seq;
-      } else {
-        const ReceiveToken tok = ctl.new_receive(false);
-        ctl.bind_receive(tok, peer, q);
-        op.kind = OpKind::Wait;
-        op.value = tok.value;
-      }
-      out.push(op);
+      if (call == Call::Annotate_process_signal)
+        push_annotated_signal(ctl, peer, q, out);
+      else
+        push_annotated_wait(ctl, peer, q, out);
       return;
     }
     case Call::Annotate_resource_signal:
-      op.peer = peer;
-      op.queue = QueueId{resource_id(e.id), 0};
-      op.flags = kResourceDeposit;
-      op.kind = OpKind::Acquire;
-      out.push(op);
-      op.kind = OpKind::Release;
-      out.push(op);
+      push_resource_deposit(peer, QueueId{resource_id(e.id), 0}, out);
       return;
     case Call::Annotate_resource_wait:
-      op.peer = peer;
-      op.queue = QueueId{resource_id(e.id), 0};
-      op.flags = kResourceShared | kResourceFetch;
-      op.kind = OpKind::Acquire;
-      out.push(op);
+      push_resource_fetch(peer, QueueId{resource_id(e.id), 0}, out);
       return;
     default:
       host_.fatal("mpi: unexpected annotation event");

@@ -9,6 +9,7 @@
 // fetches (kResourceFetch).
 #include <string>
 
+#include "vcx/annotation_ops.h"
 #include "shmem_translator.h"
 
 namespace vcx::shmem {
@@ -16,6 +17,10 @@ namespace {
 
 constexpr std::uint64_t kAnnotationQueues = 0x53484d454d414e51ULL;  // "SHMEMANQ"
 constexpr std::uint64_t kAnnotationResources = 0x53484d454d414e52ULL;  // "SHMEMANR"
+
+QueueId resource_queue(std::int64_t resource) {
+  return QueueId{hash_combine(kAnnotationResources, static_cast<std::uint64_t>(resource)), 0};
+}
 
 }  // namespace
 
@@ -27,42 +32,23 @@ void ShmemTranslator::on_annotate(Call call, const AnnotateEvent& e, ExchangeCon
     bad(call, "PE " + std::to_string(e.pe) + " is outside 0.." + std::to_string(world_size_ - 1) +
                   "; pass a PE number of the job");
   const Rank peer{static_cast<std::uint32_t>(e.pe)};
-  Op op;
   switch (call) {
     case Call::vcx_annotate_shmem_process_signal:
     case Call::vcx_annotate_shmem_process_wait: {
       if (e.id < 0 || e.id > 0x7fffffff)
         bad(call, "queue " + std::to_string(e.id) + " is negative; use a queue >= 0");
       const QueueId q{kAnnotationQueues, static_cast<std::uint64_t>(e.id)};
-      if (call == Call::vcx_annotate_shmem_process_signal) {
-        op.kind = OpKind::Signal;
-        op.peer = peer;
-        op.queue = q;
-        op.value = ctl.reserve_send(peer, q).seq;
-      } else {
-        const ReceiveToken tok = ctl.new_receive(false);
-        ctl.bind_receive(tok, peer, q);
-        op.kind = OpKind::Wait;
-        op.value = tok.value;
-      }
-      out.push(op);
+      if (call == Call::vcx_annotate_shmem_process_signal)
+        push_annotated_signal(ctl, peer, q, out);
+      else
+        push_annotated_wait(ctl, peer, q, out);
       return;
     }
     case Call::vcx_annotate_shmem_resource_signal:
-      op.peer = peer;
-      op.queue = QueueId{hash_combine(kAnnotationResources, static_cast<std::uint64_t>(e.id)), 0};
-      op.flags = kResourceDeposit;
-      op.kind = OpKind::Acquire;
-      out.push(op);
-      op.kind = OpKind::Release;
-      out.push(op);
+      push_resource_deposit(peer, resource_queue(e.id), out);
       return;
     case Call::vcx_annotate_shmem_resource_wait:
-      op.peer = peer;
-      op.queue = QueueId{hash_combine(kAnnotationResources, static_cast<std::uint64_t>(e.id)), 0};
-      op.flags = kResourceShared | kResourceFetch;
-      op.kind = OpKind::Acquire;
-      out.push(op);
+      push_resource_fetch(peer, resource_queue(e.id), out);
       return;
     default:
       host_.fatal("shmem: unexpected annotation event");
