@@ -3,8 +3,8 @@
 
 Counts what the tool processes send each other (messages, bytes, per tool,
 tree depth, per-tool memory, critical-path latency) for N ranks running a
-communication pattern, as the vclock engine (modules/vclock) does it today
-and with the encodings the performance issue proposes, and compares one
+communication pattern, as the vclock engine (modules/vclock) does it today,
+as it did with full 8-byte clocks, and with encodings not built, and compares one
 all-to-all with an MPI_Allgather of one integer per rank as MPICH does it.
 
     model.py                                  # the table for N = 2 ... 100000
@@ -13,32 +13,34 @@ all-to-all with an MPI_Allgather of one integer per rank as MPICH does it.
     model.py --markdown --pattern barrier,stencil,collective,master_worker
                                               # the tables of docs/performance.md
 
-What the engine does today (messages.h, vclock_engine.cpp, collectives.cpp,
-resources.cpp), and so what the "today" rows count:
+What the engine does today (messages.h, clock_codec.h, vclock_engine.cpp,
+collectives.cpp, resources.cpp), and so what the "today" rows count:
 
 * every message between engines has a 32-byte header (P2PHeader or
-  CollHeader); a message that carries a clock carries all N entries of
-  8 bytes (`width` = world size), whatever the group;
+  CollHeader); a message that carries a clock carries it in the smallest of
+  two layouts (values below 2^32, as in any run shorter than four billion
+  events per rank): all N entries of 4 bytes, or an (index, value) pair of
+  4 + 4 bytes for each non-zero entry; ties go to the dense layout;
 * a signal (MPI_Send, MPI_Isend, ...) is one message with the sender's
   clock to the receiver's tool;
 * collectives run over a binomial tree of the group rooted at the root's
   position (position 0 for all-to-all): all-to-all sends N-1 messages up
-  and N-1 down, one-to-all N-1 down, all-to-one N-1 up, each a full clock.
-  An all-to-all member contributes only its own entry (paper 000, III-G),
-  but the message still has N entries, mostly zeros;
+  and N-1 down, one-to-all N-1 down, all-to-one N-1 up. An all-to-all
+  member contributes only its own entry (paper 000, III-G), so an up
+  message over the world holds its subtree's entries only and goes sparse
+  where that is smaller;
 * a lock epoch (MPI_Win_lock ... MPI_Win_unlock) sends Acquire, Grant and
   Release without a clock and GrantClock and ReleaseClock with one;
 * at the end every tool sends a 1-byte Done to tool 0, which sends a
   1-byte Terminate to every tool (itself included).
 
-The proposed encodings (not in the code), each used for a message only
-when it is smaller than the full vector:
+The other variants, each used for a message only when it is smaller:
 
-* sparse: the up message of an all-to-all carries only the entries of its
-  subtree's members (8 bytes each; the parent knows the tree, so no
-  index) and the non-zero entries of non-members (12 bytes: index, value);
-* diff (Singhal-Kshemkalyani): a message carries only the entries that
-  changed since the last clock sent to the same peer, 12 bytes each;
+* dense: every clock as all N entries of 8 bytes, as the engine sent them
+  before the layouts above (the baseline the numbers are compared with);
+* today+diff (Singhal-Kshemkalyani, not in the code): a message may also
+  carry only the entries that changed since the last clock sent to the
+  same peer, 8 bytes each (index, value);
 * increments (a hypothetical beyond the issue, reported for the barrier
   pattern only): every entry of the full or sparse form as the increase
   since the last clock sent to that peer, one LEB128 byte when below 128.
@@ -52,12 +54,13 @@ import os
 import sys
 
 HEADER = 32          # P2PHeader and CollHeader
-ENTRY = 8            # one clock entry (uint64)
-PAIR = 12            # index (uint32) + value (uint64), the diff and non-member forms
+ENTRY = 8            # one clock entry as the engine holds it (uint64): the dense variant
+NARROW = 4           # one entry of the dense layout on the wire (uint32 value)
+PAIR = 8             # index (uint32) + value (uint32): the sparse layout and diff
 CONTROL = 1          # Done, Terminate: one byte, on the control channel
 TCP_FRAME = 8        # the TCP transport's frame header (not counted in bytes)
 
-VARIANTS = ("today", "sparse", "diff", "sparse+diff")
+VARIANTS = ("today", "dense", "today+diff")
 INCREMENTS = "increments"  # hypothetical, barrier only
 ALL_VARIANTS = VARIANTS + (INCREMENTS,)
 PATTERNS = ("barrier", "stencil", "collective", "master_worker", "lock")
@@ -157,19 +160,25 @@ def choose(forms):
     return min(forms)
 
 
-def clock_sizes(n, changed, sparse=None, incr=None):
+def today_form(n, nonzero):
+    """(bytes, entries) of the layout clock_codec.h chooses for a clock of n
+    entries of which `nonzero` are non-zero: sparse only when smaller."""
+    if PAIR * nonzero < NARROW * n:
+        return (PAIR * nonzero, nonzero)
+    return (NARROW * n, n)
+
+
+def clock_sizes(n, changed, nonzero=None, incr=None):
     """Bytes and merged entries per variant of a message with a clock.
 
     changed: entries that differ from the last clock sent to that peer;
-    sparse: (bytes, entries) of the sparse form, for all-to-all up messages;
+    nonzero: the clock's non-zero entries (all n unless given);
     incr: (bytes, entries) of the increments form, where modelled."""
-    full = (ENTRY * n, n)
-    diff = (PAIR * changed, changed)
+    today = today_form(n, n if nonzero is None else nonzero)
     forms = {
-        "today": [full],
-        "sparse": [full] + ([sparse] if sparse else []),
-        "diff": [full, diff],
-        "sparse+diff": [full, diff] + ([sparse] if sparse else []),
+        "today": [today],
+        "dense": [(ENTRY * n, n)],
+        "today+diff": [today, (PAIR * changed, changed)],
     }
     sizes, entries = [], []
     for v in VARIANTS:
@@ -177,7 +186,7 @@ def clock_sizes(n, changed, sparse=None, incr=None):
         sizes.append(HEADER + b)
         entries.append(e)
     if incr is not None:
-        b, e = choose(forms["sparse+diff"] + [incr])
+        b, e = choose(forms["today+diff"] + [incr])
         sizes.append(HEADER + b)
         entries.append(e)
     else:
@@ -187,12 +196,6 @@ def clock_sizes(n, changed, sparse=None, incr=None):
 
 
 NO_CLOCK = ((HEADER,) * len(ALL_VARIANTS), (0,) * len(ALL_VARIANTS))
-
-
-def sparse_up(n, c):
-    """Sparse form of all-to-all up message from c (world group: no non-members)."""
-    s = subtree_size(c, n)
-    return (ENTRY * s, s)
 
 
 # ---------------------------------------------------------------------------
@@ -229,8 +232,7 @@ class Builder:
         for c in range(n - 1, 0, -1):
             deps = list(entry_deps[c]) + [up[k] for k in tree_children(c, n)]
             s = subtree_size(c, n)
-            sizes = clock_sizes(n, up_changed(c), sparse=sparse_up(n, c),
-                                incr=(s, s) if incr else None)
+            sizes = clock_sizes(n, up_changed(c), nonzero=s, incr=(s, s) if incr else None)
             up[c] = self.add(c, tree_parent(c), kind + "_up", sizes, deps)
         done = [None] * n
         done[0] = list(entry_deps[0]) + [up[k] for k in tree_children(0, n)]
@@ -351,9 +353,9 @@ def pattern_lock(n, largest_first=False):
         q = (r + 1) % n
         acq = b.add(r, q, "acquire", NO_CLOCK)
         grant = b.add(q, r, "grant", NO_CLOCK, [acq])
-        gclock = b.add(q, r, "grant_clock", clock_sizes(n, changed), [acq])
+        gclock = b.add(q, r, "grant_clock", clock_sizes(n, changed, nonzero=1), [acq])
         b.add(r, q, "release", NO_CLOCK, [grant, gclock])
-        b.add(r, q, "release_clock", clock_sizes(n, changed), [grant, gclock])
+        b.add(r, q, "release_clock", clock_sizes(n, changed, nonzero=1), [grant, gclock])
     return b.msgs
 
 
@@ -370,31 +372,6 @@ def iteration(pattern, n, largest_first=False):
     if n < 2:
         raise ValueError("the model needs at least 2 ranks")
     return BUILDERS[pattern](n, largest_first)
-
-
-# ---------------------------------------------------------------------------
-# Whole runs, today's code: what the tools' statistics report
-
-def run_totals_today(pattern, n, iterations):
-    """Messages and bytes each tool sends in a whole run of bench/scale's
-    pattern program (stats-<rank>.json: messages_sent, bytes_sent)."""
-    msgs = [0] * n
-    nbytes = [0] * n
-    per_iter = iteration(pattern, n)
-    for m in per_iter:
-        msgs[m.src] += iterations
-        nbytes[m.src] += iterations * m.size[0]
-    if pattern == "lock":  # MPI_Win_free: one all-to-all over the window's group
-        for m in pattern_barrier(n):
-            msgs[m.src] += 1
-            nbytes[m.src] += m.size[0]
-    # Done to tool 0 (tool 0's own by loopback), Terminate from tool 0 to all.
-    for r in range(n):
-        msgs[r] += 1
-        nbytes[r] += CONTROL
-    msgs[0] += n
-    nbytes[0] += n * CONTROL
-    return msgs, nbytes
 
 
 # ---------------------------------------------------------------------------
@@ -550,7 +527,7 @@ def tool_memory(pattern, n, msgs, variant):
             + sum(CONNECTION_OBJECT + max(IN_BUFFER, TCP_FRAME + s + 4096)
                   for s in in_max[r].values())
         extra = 0
-        if variant in ("diff", "sparse+diff", INCREMENTS):
+        if variant in ("today+diff", INCREMENTS):
             # The sender's last-update and last-sent stamps (Singhal-
             # Kshemkalyani), and the receiver's copy of the last clock from
             # every peer that sends it clocks, to rebuild full clocks.
@@ -690,8 +667,8 @@ def print_markdown(rows, out):
 
     if any(r["pattern"] == "barrier" for r in rows):
         out.write("| ranks | MPI_Allgather (MPICH) | its messages | its bytes | vcx messages "
-                  "| today | sparse | diff | sparse + diff | increments |\n")
-        out.write("|---|---|---|---|---|---|---|---|---|---|\n")
+                  "| today | dense | today + diff | increments |\n")
+        out.write("|---|---|---|---|---|---|---|---|---|\n")
         for n in ranks:
             r = get.get(("barrier", n, "today"))
             if not r:
@@ -700,8 +677,8 @@ def print_markdown(rows, out):
                       f"| {size_text(r['allgather_bytes'])} | {human(r['messages'])} | "
                       + " | ".join(cell("barrier", n, v) for v in ALL_VARIANTS) + " |\n")
         out.write("\n")
-    out.write("| pattern | ranks | messages | today | sparse | diff | sparse + diff |\n")
-    out.write("|---|---|---|---|---|---|---|\n")
+    out.write("| pattern | ranks | messages | today | dense | today + diff |\n")
+    out.write("|---|---|---|---|---|---|\n")
     for pattern in PATTERNS:
         for n in ranks:
             r = get.get((pattern, n, "today"))
@@ -709,19 +686,21 @@ def print_markdown(rows, out):
                 out.write(f"| {pattern} | {n} | {human(r['messages'])} | "
                           + " | ".join(cell(pattern, n, v, False) for v in VARIANTS) + " |\n")
     out.write("\n| pattern | ranks | tree depth | busiest tool, bytes per iteration "
-              "(today / sparse + diff) | tool memory, MiB (today / diff) | sockets "
-              "| critical path, µs (today / sparse + diff) | MPI_Allgather, µs |\n")
+              "(today / dense) | tool memory, MiB (today / today + diff) | sockets "
+              "| critical path, µs (today / dense) | MPI_Allgather, µs |\n")
     out.write("|---|---|---|---|---|---|---|---|\n")
     for pattern in PATTERNS:
         for n in ranks:
-            t, d = get.get((pattern, n, "today")), get.get((pattern, n, "sparse+diff"))
-            if not t or not d or pattern == "lock":
+            t = get.get((pattern, n, "today"))
+            d = get.get((pattern, n, "dense"))
+            m = get.get((pattern, n, "today+diff"))
+            if not t or not d or not m or pattern == "lock":
                 continue
             lat = "-" if t["critical_path_us"] is None else \
                 f"{number(t['critical_path_us'])} / {number(d['critical_path_us'])}"
             out.write(f"| {pattern} | {n} | {human(t['tree_depth'])} | "
                       f"{size_text(t['busiest_tool_bytes'])} / {size_text(d['busiest_tool_bytes'])} | "
-                      f"{number(t['tool_memory_mib'])} / {number(d['tool_memory_mib'])} | "
+                      f"{number(t['tool_memory_mib'])} / {number(m['tool_memory_mib'])} | "
                       f"{t['sockets']} | {lat} | {number(t['allgather_latency_us'])} |\n")
 
 

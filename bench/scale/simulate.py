@@ -49,7 +49,7 @@ class Simulation:
 
     def send(self, src, dst, kind, vec=None, subtree=None):
         """Records one message; `subtree` (the members an all-to-all up
-        message stands for) makes the sparse forms available."""
+        message stands for) makes the increments of its entries available."""
         if vec is None:
             sizes, entries = NO_CLOCK
         else:
@@ -59,21 +59,16 @@ class Simulation:
 
     def sizes(self, last, vec, subtree):
         n = self.n
-        full = (ENTRY * n, n)
         changed = sum(1 for a, b in zip(last, vec) if a != b)
+        today = model.today_form(n, sum(1 for x in vec if x))
         diff = (PAIR * changed, changed)
-        forms = {"today": [full], "sparse": [full], "diff": [full, diff],
-                 "sparse+diff": [full, diff]}
-        incr = [full, diff]
+        forms = {"today": [today], "dense": [(ENTRY * n, n)], "today+diff": [today, diff]}
+        incr = [today, diff]
         if all(b >= a for a, b in zip(last, vec)):
             incr.append((sum(varint_len(b - a) for a, b in zip(last, vec)), n))
         if subtree is not None:
             inside = set(subtree)
             outside = sum(1 for k, x in enumerate(vec) if k not in inside and x)
-            sparse = (ENTRY * len(inside) + PAIR * outside, len(inside) + outside)
-            forms["sparse"].append(sparse)
-            forms["sparse+diff"].append(sparse)
-            incr.append(sparse)
             if outside == 0 and all(vec[k] >= last[k] for k in inside):
                 incr.append((sum(varint_len(vec[k] - last[k]) for k in inside), len(inside)))
         forms[model.INCREMENTS] = incr

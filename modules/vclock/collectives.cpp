@@ -266,9 +266,13 @@ void VclockEngine::on_collective(Rank src, const CollHeader& h, ClockSpan clock)
   const CollKey key{GroupId{h.group}, h.instance};
   CollState& st = coll_state(key, static_cast<CollectiveKind>(h.kind), Rank{h.root});
   if (!init_coll(key, st)) {
-    // Keep the raw message, its source appended, until the group is known.
+    // Keep the message, its clock dense and its source appended, until the
+    // group is known.
+    CollHeader dense = h;
+    dense.encoding = static_cast<std::uint8_t>(ClockEncoding::Dense64);
+    dense.width = static_cast<std::uint32_t>(clock.size());
     std::vector<std::uint8_t> raw(sizeof h + clock.size_bytes() + 4);
-    std::memcpy(raw.data(), &h, sizeof h);
+    std::memcpy(raw.data(), &dense, sizeof dense);
     std::memcpy(raw.data() + sizeof h, clock.data(), clock.size_bytes());
     std::memcpy(raw.data() + sizeof h + clock.size_bytes(), &src.value, 4);
     st.early.push_back(std::move(raw));
@@ -303,14 +307,10 @@ void VclockEngine::send_coll(Rank dst, MsgType type, const CollKey& key, const C
   CollHeader h{};
   h.type = type;
   h.kind = static_cast<std::uint8_t>(st.kind);
-  h.width = width_;
   h.group = key.group.value;
   h.instance = key.instance;
   h.root = st.root.value;
-  const std::size_t clock_bytes = width_ * sizeof(ClockValue);
-  scratch_.resize(sizeof h + clock_bytes);
-  std::memcpy(scratch_.data(), &h, sizeof h);
-  std::memcpy(scratch_.data() + sizeof h, clock, clock_bytes);
+  pack_message(h, clock, width_, scratch_);
   transport_.send(dst, PeerChannel::Exchange, scratch_);
 }
 

@@ -1,5 +1,6 @@
 // Messages between vclock engines (PeerChannel::Exchange). Each starts with a
-// fixed header; clocks follow as `width` 64-bit entries.
+// fixed header; a clock follows in the layout `encoding` names, `width` its
+// entries or pairs (clock_codec.h).
 #pragma once
 
 #include <cstdint>
@@ -41,9 +42,9 @@ enum class MsgType : std::uint8_t {
 
 struct P2PHeader {
   MsgType type;
-  std::uint8_t reserved;
-  std::uint16_t flags;  // SignalFlags
-  std::uint32_t width;  // clock entries that follow (0 for NeedAck)
+  std::uint8_t encoding;  // ClockEncoding of the clock that follows
+  std::uint16_t flags;    // SignalFlags
+  std::uint32_t width;    // its entries or pairs (0 without a clock)
   std::uint64_t queue_a;
   std::uint64_t queue_b;
   std::uint64_t seq;
@@ -53,9 +54,10 @@ static_assert(std::is_trivially_copyable_v<P2PHeader>);
 
 struct CollHeader {
   MsgType type;
-  std::uint8_t kind;  // CollectiveKind
-  std::uint16_t reserved;
-  std::uint32_t width;
+  std::uint8_t kind;      // CollectiveKind
+  std::uint8_t encoding;  // ClockEncoding of the clock that follows
+  std::uint8_t reserved;
+  std::uint32_t width;    // its entries or pairs
   std::uint64_t group;
   std::uint64_t instance;
   std::uint32_t root;  // world rank of the operation's root

@@ -366,14 +366,10 @@ void VclockEngine::send_p2p(Rank dst, MsgType type, std::uint16_t flags, QueueId
   P2PHeader h{};
   h.type = type;
   h.flags = flags;
-  h.width = clock ? width_ : 0;
   h.queue_a = q.a;
   h.queue_b = q.b;
   h.seq = seq;
-  const std::size_t clock_bytes = clock ? width_ * sizeof(ClockValue) : 0;
-  scratch_.resize(sizeof h + clock_bytes);
-  std::memcpy(scratch_.data(), &h, sizeof h);
-  if (clock) std::memcpy(scratch_.data() + sizeof h, clock, clock_bytes);
+  pack_message(h, clock, width_, scratch_);
   transport_.send(dst, PeerChannel::Exchange, scratch_);
 }
 
@@ -384,11 +380,9 @@ void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
     CollHeader h;
     if (bytes.size() < sizeof h) host_.fatal("vclock: short collective message");
     std::memcpy(&h, bytes.data(), sizeof h);
-    if (h.width != width_ || bytes.size() != sizeof h + h.width * sizeof(ClockValue))
-      host_.fatal("vclock: collective message with a foreign clock width");
-    // The payload may be unaligned in the receive buffer; copy it out.
     ClockValue* tmp = pool_.acquire();
-    std::memcpy(tmp, bytes.data() + sizeof h, h.width * sizeof(ClockValue));
+    if (!decode_clock(bytes.subspan(sizeof h), h.encoding, h.width, width_, tmp))
+      host_.fatal("vclock: a collective message whose clock does not fit this job");
     on_collective(src, h, pool_.view(tmp));
     pool_.release(tmp);
     return;
@@ -396,18 +390,15 @@ void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
   P2PHeader h;
   if (bytes.size() < sizeof h) host_.fatal("vclock: short point-to-point message");
   std::memcpy(&h, bytes.data(), sizeof h);
-  if ((h.width != 0 && h.width != width_) ||
-      bytes.size() != sizeof h + h.width * sizeof(ClockValue))
-    host_.fatal("vclock: point-to-point message with a foreign clock width");
   switch (type) {
     case MsgType::Signal:
     case MsgType::Ack:
     case MsgType::GrantClock:
     case MsgType::ReleaseClock:
     case MsgType::FlagClock: {
-      if (h.width != width_) host_.fatal("vclock: a message without its clock");
       ClockValue* tmp = pool_.acquire();
-      std::memcpy(tmp, bytes.data() + sizeof h, width_ * sizeof(ClockValue));
+      if (!decode_clock(bytes.subspan(sizeof h), h.encoding, h.width, width_, tmp))
+        host_.fatal("vclock: a point-to-point message whose clock does not fit this job");
       const ClockSpan c(tmp, width_);
       // Ownership of tmp passes on to the handler.
       if (type == MsgType::Signal) on_signal(src, h, c);

@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "clock_codec.h"
 #include "clock_pool.h"
 #include "messages.h"
 #include "slab.h"

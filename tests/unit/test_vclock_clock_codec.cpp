@@ -1,0 +1,155 @@
+// The layouts clocks travel in between engines (modules/vclock/clock_codec.h).
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "../../modules/vclock/clock_codec.h"
+#include "../../modules/vclock/messages.h"
+
+using namespace vcx;
+using namespace vcx::vclock;
+
+namespace {
+
+std::vector<std::uint8_t> encode(const std::vector<ClockValue>& c, ClockLayout layout) {
+  std::vector<std::uint8_t> out(layout.bytes());
+  encode_clock(c.data(), static_cast<std::uint32_t>(c.size()), layout, out.data());
+  return out;
+}
+
+std::vector<ClockValue> decode(const std::vector<std::uint8_t>& bytes, ClockLayout layout,
+                               std::uint32_t width, bool* ok = nullptr) {
+  std::vector<ClockValue> out(width, 0xdeadbeef);
+  const bool good = decode_clock(bytes, static_cast<std::uint8_t>(layout.encoding),
+                                 layout.items, width, out.data());
+  if (ok) *ok = good;
+  return out;
+}
+
+// The smallest of the four layouts, counted independently of the codec.
+std::size_t smallest_bytes(const std::vector<ClockValue>& c) {
+  std::size_t non_zero = 0;
+  bool narrow = true;
+  for (ClockValue v : c) {
+    non_zero += v != 0;
+    narrow = narrow && v <= 0xffffffffu;
+  }
+  const std::size_t dense = c.size() * (narrow ? 4 : 8);
+  const std::size_t sparse = non_zero * (narrow ? 8 : 12);
+  return std::min(dense, sparse);
+}
+
+}  // namespace
+
+TEST_CASE("clock codec: every layout a clock can take reads back the same clock",
+          "[vclock][codec]") {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 400; ++round) {
+    const std::uint32_t width = 1 + rng() % 70;
+    const int density = static_cast<int>(rng() % 4);  // none, few, half, all non-zero
+    const bool wide = rng() % 3 == 0;
+    std::vector<ClockValue> c(width, 0);
+    for (auto& v : c) {
+      const bool set = density == 3 || (density == 2 && rng() % 2) || (density == 1 && rng() % 8 == 0);
+      if (!set) continue;
+      v = 1 + rng() % 1000;
+      if (wide && rng() % 4 == 0) v += std::uint64_t{1} << 32;
+    }
+    bool narrow = true;
+    for (ClockValue v : c) narrow = narrow && v <= 0xffffffffu;
+    std::uint32_t non_zero = 0;
+    for (ClockValue v : c) non_zero += v != 0;
+
+    std::vector<ClockLayout> fitting = {{ClockEncoding::Dense64, width},
+                                        {ClockEncoding::Sparse64, non_zero}};
+    if (narrow) {
+      fitting.push_back({ClockEncoding::Dense32, width});
+      fitting.push_back({ClockEncoding::Sparse32, non_zero});
+    }
+    for (const ClockLayout& layout : fitting) {
+      bool ok = false;
+      const auto back = decode(encode(c, layout), layout, width, &ok);
+      REQUIRE(ok);
+      REQUIRE(back == c);
+    }
+    const ClockLayout chosen = choose_layout(c.data(), width);
+    CHECK(chosen.bytes() == smallest_bytes(c));
+    bool ok = false;
+    CHECK(decode(encode(c, chosen), chosen, width, &ok) == c);
+    CHECK(ok);
+  }
+}
+
+TEST_CASE("clock codec: entries past 2^32 keep all 64 bits", "[vclock][codec]") {
+  std::vector<ClockValue> c = {3, std::numeric_limits<std::uint32_t>::max(), 0, 0};
+  CHECK(choose_layout(c.data(), 4).encoding == ClockEncoding::Dense32);
+  c[2] = std::uint64_t{1} << 32;
+  const ClockLayout wide = choose_layout(c.data(), 4);
+  CHECK(wide.encoding == ClockEncoding::Dense64);
+  CHECK(decode(encode(c, wide), wide, 4) == c);
+
+  std::vector<ClockValue> one_big(64, 0);
+  one_big[40] = std::numeric_limits<ClockValue>::max();
+  const ClockLayout sparse = choose_layout(one_big.data(), 64);
+  CHECK(sparse.encoding == ClockEncoding::Sparse64);
+  CHECK(sparse.items == 1);
+  CHECK(decode(encode(one_big, sparse), sparse, 64) == one_big);
+}
+
+TEST_CASE("clock codec: an all-zero clock travels as no pairs at all", "[vclock][codec]") {
+  const std::vector<ClockValue> zero(16, 0);
+  const ClockLayout layout = choose_layout(zero.data(), 16);
+  CHECK(layout.encoding == ClockEncoding::Sparse32);
+  CHECK(layout.bytes() == 0);
+  CHECK(decode({}, layout, 16) == zero);
+}
+
+TEST_CASE("clock codec: bytes that cannot be a clock of this job are refused",
+          "[vclock][codec]") {
+  const std::vector<ClockValue> c = {1, 0, 0, 9};
+  const ClockLayout sparse{ClockEncoding::Sparse32, 2};
+  auto bytes = encode(c, sparse);
+  bool ok = true;
+  decode(bytes, sparse, 3, &ok);  // index 3 lies outside a 3-entry clock
+  CHECK_FALSE(ok);
+  bytes.pop_back();
+  decode(bytes, sparse, 4, &ok);  // short
+  CHECK_FALSE(ok);
+
+  const ClockLayout dense{ClockEncoding::Dense32, 4};
+  const auto dense_bytes = encode(c, dense);
+  decode(dense_bytes, dense, 5, &ok);  // another job's width
+  CHECK_FALSE(ok);
+  std::vector<ClockValue> out(4);
+  CHECK_FALSE(decode_clock(dense_bytes, 4, 4, 4, out.data()));  // unknown encoding
+}
+
+TEST_CASE("clock codec: a packed message is its header then the chosen layout",
+          "[vclock][codec]") {
+  std::vector<ClockValue> c(100, 0);
+  c[5] = 7;
+  c[99] = 8;
+  P2PHeader h{};
+  h.type = MsgType::Signal;
+  h.seq = 42;
+  std::vector<std::uint8_t> out;
+  pack_message(h, c.data(), 100, out);
+  REQUIRE(out.size() == sizeof(P2PHeader) + 2 * 8);
+  P2PHeader back;
+  std::memcpy(&back, out.data(), sizeof back);
+  CHECK(back.seq == 42);
+  CHECK(back.encoding == static_cast<std::uint8_t>(ClockEncoding::Sparse32));
+  CHECK(back.width == 2);
+  std::vector<ClockValue> read(100);
+  CHECK(decode_clock(std::span(out).subspan(sizeof back), back.encoding, back.width, 100,
+                     read.data()));
+  CHECK(read == c);
+
+  pack_message(h, nullptr, 100, out);  // a message without a clock
+  CHECK(out.size() == sizeof(P2PHeader));
+  std::memcpy(&back, out.data(), sizeof back);
+  CHECK(back.width == 0);
+}
