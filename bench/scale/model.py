@@ -208,15 +208,18 @@ NO_CLOCK = ((HEADER,) * len(ALL_VARIANTS), (0,) * len(ALL_VARIANTS))
 # clocks for small N; test_model.py checks that the two agree.
 
 class Builder:
-    def __init__(self, n, largest_first=False):
+    def __init__(self, n, smallest_first=False):
         self.n = n
         self.msgs = []
-        self.largest_first = largest_first
+        self.smallest_first = smallest_first
 
     def down_order(self, children):
-        """BinomialTree::for_each_child sends to the smallest subtree first;
-        largest_first (a proposal, for the critical path) reverses that."""
-        return children[::-1] if self.largest_first else children
+        """BinomialTree::for_each_child_largest_first: the largest subtree
+        first, of equal ones the farther child; smallest_first (the order
+        before, for comparison) keeps the tree's increasing order."""
+        if self.smallest_first:
+            return children
+        return sorted(children[::-1], key=lambda c: -subtree_size(c, self.n))
 
     def add(self, src, dst, kind, sizes, deps=()):
         self.msgs.append(Msg(src, dst, kind, sizes[0], sizes[1], deps))
@@ -270,16 +273,16 @@ class Builder:
         return done
 
 
-def pattern_barrier(n, largest_first=False):
+def pattern_barrier(n, smallest_first=False):
     """Back-to-back MPI_Barrier: between two barriers every rank ticks once,
     so up messages change their subtree's entries by 1 and down messages
     every entry by 1."""
-    b = Builder(n, largest_first)
+    b = Builder(n, smallest_first)
     b.all_to_all([[] for _ in range(n)], lambda c: subtree_size(c, n), lambda p, c: n, incr=True)
     return b.msgs
 
 
-def pattern_stencil(n, largest_first=False):
+def pattern_stencil(n, smallest_first=False):
     """Halo exchange on a 2-D grid (signals) and an MPI_Allreduce per iteration.
 
     At the start of an iteration every rank's clock holds every entry at
@@ -291,7 +294,7 @@ def pattern_stencil(n, largest_first=False):
     after a signal on the same pair changes every entry (subtree entries
     ticked, the others fall to zero), after the last up message its
     subtree's entries; a down message always changes every entry."""
-    b = Builder(n, largest_first)
+    b = Builder(n, smallest_first)
     nbs = [grid_neighbours(r, n) for r in range(n)]
     into = [[] for _ in range(n)]
     for a in range(n):
@@ -311,7 +314,7 @@ def pattern_stencil(n, largest_first=False):
     return b.msgs
 
 
-def pattern_collective(n, largest_first=False):
+def pattern_collective(n, smallest_first=False):
     """MPI_Barrier, MPI_Allreduce, MPI_Bcast and MPI_Reduce (root 0) per
     iteration; all four use the same binomial tree rooted at rank 0.
 
@@ -321,7 +324,7 @@ def pattern_collective(n, largest_first=False):
     Barrier and allreduce down change every entry; the broadcast of the
     root's clock follows the allreduce result, which differs only in the
     root's own entry."""
-    b = Builder(n, largest_first)
+    b = Builder(n, smallest_first)
     done = b.all_to_all([[] for _ in range(n)], lambda c: n, lambda p, c: n, kind="barrier")
     done = b.all_to_all(done, lambda c: subtree_size(c, n), lambda p, c: n, kind="allreduce")
     done = b.one_to_all(done, lambda p, c: 1, "bcast_down")
@@ -329,25 +332,25 @@ def pattern_collective(n, largest_first=False):
     return b.msgs
 
 
-def pattern_master_worker(n, largest_first=False):
+def pattern_master_worker(n, smallest_first=False):
     """Rank 0 sends a task to every worker and receives every result with
     MPI_ANY_SOURCE. Between two tasks to one worker the master learned every
     worker's new results, and between two results a worker learned the
     master's new clock: every entry changes, so only the full form is used."""
-    b = Builder(n, largest_first)
+    b = Builder(n, smallest_first)
     for w in range(1, n):
         task = b.add(0, w, "task", clock_sizes(n, n))
         b.add(w, 0, "result", clock_sizes(n, n), [task])
     return b.msgs
 
 
-def pattern_lock(n, largest_first=False):
+def pattern_lock(n, smallest_first=False):
     """Each rank locks its right neighbour's window exclusively, puts, and
     unlocks. Nothing else synchronises the ranks, so a rank's clock holds
     its own entry only: a grant's clock (the holder's previous release)
     and a release's clock differ from the last one on their pair in that
     one entry (with 2 ranks a pair carries both, and two entries change)."""
-    b = Builder(n, largest_first)
+    b = Builder(n, smallest_first)
     changed = 2 if n == 2 else 1
     for r in range(n):
         q = (r + 1) % n
@@ -368,10 +371,10 @@ BUILDERS = {
 }
 
 
-def iteration(pattern, n, largest_first=False):
+def iteration(pattern, n, smallest_first=False):
     if n < 2:
         raise ValueError("the model needs at least 2 ranks")
-    return BUILDERS[pattern](n, largest_first)
+    return BUILDERS[pattern](n, smallest_first)
 
 
 # ---------------------------------------------------------------------------
@@ -724,9 +727,9 @@ def main(argv=None):
     ap.add_argument("--out", metavar="DIR", help="write DIR/scale-model.csv")
     ap.add_argument("--markdown", action="store_true",
                     help="print the tables of docs/performance.md instead")
-    ap.add_argument("--largest-first", action="store_true",
-                    help="send a tree's messages down to the largest subtree first (a "
-                         "proposal; today the smallest goes first); changes the critical path")
+    ap.add_argument("--smallest-first", action="store_true",
+                    help="send a tree's messages down to the smallest subtree first (the "
+                         "order before; today the largest goes first); changes the critical path")
     ap.add_argument("--no-latency", action="store_true",
                     help="skip the critical path (the slow part at 100000 ranks)")
     ap.add_argument("--latency-us", type=float, default=2.0, help="network latency L (µs)")
@@ -748,7 +751,7 @@ def main(argv=None):
     rows = []
     for pattern in patterns:
         for n in ranks:
-            msgs = iteration(pattern, n, args.largest_first)
+            msgs = iteration(pattern, n, args.smallest_first)
             for v in variants:
                 row = model_row(pattern, n, v, params, not args.no_latency, msgs)
                 if row:

@@ -100,15 +100,22 @@ def hand_cases():
     ag = model.allgather(4)
     check(abs(model.allgather_latency(ag, p) - (2 * (2 * p.o + p.L) + p.G * 12)) < 1e-9,
           "allgather latency at 4")
-    # At 4 ranks the root sends down to 1 (a leaf), then to 2 (which forwards
-    # to 3): 2 finishes its receive one send later than with 2 first.
-    msgs = model.iteration("barrier", 4)
-    first = model.iteration("barrier", 4, largest_first=True)
+    # At 4 ranks the root sends down to 2 (which forwards to 3), then to 1
+    # (a leaf): with 1 first, 2 would finish its receive one send later.
+    first = model.iteration("barrier", 4)
+    msgs = model.iteration("barrier", 4, smallest_first=True)
     check([(m.src, m.dst) for m in first if m.kind == "a2a_down"] == [(0, 2), (0, 1), (2, 3)],
           "largest subtree first: the order of the sends down")
+    check([(m.src, m.dst) for m in msgs if m.kind == "a2a_down"] == [(0, 1), (0, 2), (2, 3)],
+          "smallest subtree first: the order of the sends down")
     send = p.o + p.G * (32 + 4 * 4)
     saved = model.critical_path(msgs, 4, 0, p) - model.critical_path(first, 4, 0, p)
     check(abs(saved - send) < 1e-9, f"largest subtree first saves one send at 4: {saved}")
+    # At 6 the root's children 4 and 2 both head subtrees of two: the
+    # farther goes first, as BinomialTree::for_each_child_largest_first does.
+    six = model.iteration("barrier", 6)
+    check([m.dst for m in six if m.kind == "a2a_down" and m.src == 0] == [4, 2, 1],
+          "largest subtree first at 6")
 
     check([model.pool_capacity(k) for k in (3, 16, 17, 80, 81)] == [16, 16, 80, 80, 144],
           "clock pool growth")

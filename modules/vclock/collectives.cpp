@@ -257,7 +257,7 @@ void VclockEngine::forward_down(const CollKey& key, const CollState& st) {
   const GroupInfo& g = groups_.at(key.group);
   const Span sp = down_span(g, st);
   const auto local = static_cast<std::uint32_t>(g.self_pos) - sp.base;
-  BinomialTree(sp.size, sp.root).for_each_child(local, [&](std::uint32_t child) {
+  BinomialTree(sp.size, sp.root).for_each_child_largest_first(local, [&](std::uint32_t child) {
     send_coll(g.members[sp.base + child], MsgType::CollDown, key, st, st.down);
   });
 }

@@ -2,6 +2,7 @@
 // must be a spanning tree of the group (every position reached exactly once
 // from the root), parent and child views must agree, and it must be shallow.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -118,4 +119,35 @@ TEST_CASE("the depth bound is reached: the tree is binomial, not a flat star", "
     CHECK(max_depth == static_cast<int>(ceil_log2(size + 1)) - 1);
     CHECK(tree.child_count(size / 3) == ceil_log2(size));
   }
+}
+
+TEST_CASE("sending down, the largest subtree goes first", "[binomial]") {
+  for (std::uint32_t size = 1; size <= 70; ++size) {
+    for (std::uint32_t root = 0; root < size; root += 1 + size / 5) {
+      INFO("size=" << size << " root=" << root);
+      const BinomialTree tree(size, root);
+      // Subtree sizes counted from the parent relation alone.
+      std::vector<std::uint32_t> below(size, 1);
+      for (std::uint32_t p = 0; p < size; ++p)
+        for (auto at = tree.parent(p); at; at = tree.parent(*at)) ++below[*at];
+      for (std::uint32_t p = 0; p < size; ++p) {
+        REQUIRE(tree.subtree_size(p) == below[p]);
+        std::vector<std::uint32_t> plain, largest;
+        tree.for_each_child(p, [&](std::uint32_t c) { plain.push_back(c); });
+        tree.for_each_child_largest_first(p, [&](std::uint32_t c) { largest.push_back(c); });
+        // The same children, the sizes of their subtrees never growing.
+        REQUIRE(std::is_permutation(plain.begin(), plain.end(), largest.begin(), largest.end()));
+        for (std::size_t i = 1; i < largest.size(); ++i)
+          REQUIRE(below[largest[i - 1]] >= below[largest[i]]);
+      }
+    }
+  }
+  // Root 0 of 8: subtrees of 4, 2 and 1; of 6: 4 at 4 is cut to 2, and
+  // the farther of the two equal subtrees goes first.
+  std::vector<std::uint32_t> order;
+  BinomialTree(8, 0).for_each_child_largest_first(0, [&](std::uint32_t c) { order.push_back(c); });
+  CHECK(order == std::vector<std::uint32_t>{4, 2, 1});
+  order.clear();
+  BinomialTree(6, 0).for_each_child_largest_first(0, [&](std::uint32_t c) { order.push_back(c); });
+  CHECK(order == std::vector<std::uint32_t>{4, 2, 1});
 }
