@@ -32,3 +32,26 @@ else()
   message(STATUS "vcx: oshcc/oshrun (Open MPI) not found; OpenSHMEM support is not built "
                  "(scripts/install-deps installs libopenmpi-dev and openmpi-bin)")
 endif()
+
+# MPI+OpenSHMEM programs run on Open MPI's libmpi beside liboshmem: their
+# interceptor (translators/hybrid) compiles the MPI wrappers against Open
+# MPI's mpi.h, which oshcc's include directories hold.
+set(VCX_HAVE_HYBRID OFF CACHE INTERNAL "The MPI+OpenSHMEM interceptor is built")
+if(VCX_HAVE_SHMEM)
+  set(ompi_header_dir "")
+  foreach(dir IN LISTS VCX_SHMEM_INCLUDE_DIRS)
+    if(EXISTS "${dir}/mpi.h")
+      set(ompi_header_dir "${dir}")
+      break()
+    endif()
+  endforeach()
+  find_library(VCX_OMPI_LIBMPI NAMES mpi HINTS ${libdirs} NO_DEFAULT_PATH)
+  if(ompi_header_dir AND VCX_OMPI_LIBMPI)
+    set(VCX_HAVE_HYBRID ON CACHE INTERNAL "The MPI+OpenSHMEM interceptor is built")
+    set(VCX_OMPI_HEADER_DIR "${ompi_header_dir}" CACHE INTERNAL "Open MPI's mpi.h directory")
+    message(STATUS "vcx: MPI+OpenSHMEM programs: ${VCX_OMPI_HEADER_DIR}/mpi.h, ${VCX_OMPI_LIBMPI}")
+  else()
+    message(STATUS "vcx: no mpi.h and libmpi beside Open MPI's OpenSHMEM; the interceptor of "
+                   "MPI+OpenSHMEM programs is not built")
+  endif()
+endif()

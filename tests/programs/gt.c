@@ -136,6 +136,8 @@ void gt_finalize(void) {
   g_cap = g_len = 0;
 }
 
+FILE *gt_log_stream(void) { return g_out; }
+
 int gt_rank(void) { return g_rank; }
 int gt_size(void) { return g_size; }
 

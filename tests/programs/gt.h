@@ -115,6 +115,7 @@
 #define VCX_TEST_GT_H
 
 #include <mpi.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -141,6 +142,10 @@ typedef struct {
  * MPI_COMM_WORLD under the name "world". */
 void gt_init(void);
 void gt_finalize(void);
+/* The log (NULL without VCX_TEST_GT_DIR): an MPI+OpenSHMEM program hands
+ * it to shmem_gt.c (sgt_init_stream), so both models' calls are logged in
+ * one file in program order. */
+FILE *gt_log_stream(void);
 
 int gt_rank(void); /* world rank */
 int gt_size(void); /* world size */

@@ -25,12 +25,17 @@
 #define VCX_TEST_SHMEM_GT_H
 
 #include <shmem.h>
+#include <stdio.h>
 
 #define SGT_MAX_LOCKS 8
 
 /* After shmem_init / before shmem_finalize. */
 void sgt_init(void);
 void sgt_finalize(void);
+/* Instead of sgt_init in an MPI+OpenSHMEM program: log into the stream
+ * gt.c writes (gt_log_stream(); NULL logs nothing), which gt_finalize
+ * closes. */
+void sgt_init_stream(FILE *out);
 
 /* Log a collective the program just called. */
 void sgt_world(const char *call);

@@ -106,3 +106,35 @@ TEST_CASE("launcher shmem: hydra host files become Open MPI's --host", "[launche
   CHECK(err.find("names no host") != std::string::npos);
   std::remove(tmpl);
 }
+
+TEST_CASE("launcher hybrid: Open MPI's libmpi is told from MPICH's", "[launcher][shmem]") {
+  CHECK(is_openmpi_libmpi("libmpi.so.40"));
+  CHECK(is_openmpi_libmpi("libmpi.so.40.30.4"));
+  CHECK_FALSE(is_openmpi_libmpi("libmpi.so.12"));  // MPICH built as libmpi
+  CHECK_FALSE(is_openmpi_libmpi("libmpich.so.12"));
+  CHECK_FALSE(is_openmpi_libmpi("libmpi.so."));
+  CHECK_FALSE(is_openmpi_libmpi("libmpi.so.4x"));
+  CHECK_FALSE(is_openmpi_libmpi("libmpi_mpifh.so.40"));
+}
+
+TEST_CASE("launcher hybrid: an MPI+OpenSHMEM program runs under oshrun with both translators",
+          "[launcher][shmem]") {
+  // The hybrid interceptor itself links Open MPI's libmpi and liboshmem.
+  const std::string hybrid_lib = std::string(VCX_PLUGIN_DIR) + "/libvcx-hybrid-intercept.so";
+  if (fs::exists(hybrid_lib)) CHECK(program_model(hybrid_lib) == ProgramModel::Hybrid);
+
+  Plan plan = shmem_plan();
+  plan.model = ProgramModel::Hybrid;
+  plan.paths.hybrid_interceptor = "/opt/vcx/lib/vcx/libvcx-hybrid-intercept.so";
+  CHECK(interceptor_of(plan) == plan.paths.hybrid_interceptor);
+  CHECK(std::string(translators_of(ProgramModel::Hybrid)) == "mpi,shmem");
+  CHECK(std::string(translators_of(ProgramModel::Shmem)) == "shmem");
+  CHECK(std::string(translators_of(ProgramModel::Mpi)) == "mpi");
+  const auto tool = tool_command(plan, "/tmp/session");
+  CHECK(tool.front() == "/usr/bin/mpiexec.mpich");
+  CHECK(contains_run(tool, {"--translators", "mpi,shmem"}));
+  const auto app = app_command(plan, interceptor_of(plan));
+  CHECK(app.front() == "/usr/bin/oshrun");
+  CHECK(contains_run(app, {"--mca", "osc", "ucx"}));
+  CHECK(contains_run(app, {"-x", "LD_PRELOAD=" + plan.paths.hybrid_interceptor}));
+}

@@ -24,6 +24,17 @@
 namespace vcx::launcher {
 namespace {
 
+const EndingCalls& ending_calls(ProgramModel model) {
+  switch (model) {
+    case ProgramModel::Shmem:
+      return kShmemEndingCalls;
+    case ProgramModel::Hybrid:
+      return kHybridEndingCalls;
+    default:
+      return kMpiEndingCalls;
+  }
+}
+
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
@@ -435,8 +446,7 @@ class Supervisor {
       if (app_.started())
         for (const auto& line :
              summary_lines(stats, plan_.options.nprocs, plan_.trace_dir,
-                           plan_.model == ProgramModel::Shmem ? kShmemEndingCalls
-                                                              : kMpiEndingCalls))
+                           ending_calls(plan_.model)))
           say(line);
     }
     if (plan_.options.keep_session) {
@@ -506,7 +516,7 @@ std::vector<std::string> tool_command(const Plan& plan, const std::string& sessi
   append(cmd, binding_args(LauncherKind::Hydra, plan.placement.tool_cores, plan.options.nprocs));
   append(cmd, {plan.paths.toolproc, "--session", session_dir, "--plugin-dir",
                plan.paths.plugin_dir, "--translators",
-               plan.model == ProgramModel::Shmem ? "shmem" : "mpi", "--modules",
+               translators_of(plan.model), "--modules",
                join(module_list(plan.options), ",")});
   if (plan.trace_dir) {
     cmd.push_back("--option");
@@ -575,8 +585,26 @@ std::vector<std::string> app_command(const Plan& plan, const std::string& preloa
   return cmd;
 }
 
+const char* translators_of(ProgramModel model) {
+  switch (model) {
+    case ProgramModel::Shmem:
+      return "shmem";
+    case ProgramModel::Hybrid:
+      return "mpi,shmem";
+    default:
+      return "mpi";
+  }
+}
+
 const std::string& interceptor_of(const Plan& plan) {
-  return plan.model == ProgramModel::Shmem ? plan.paths.shmem_interceptor : plan.paths.interceptor;
+  switch (plan.model) {
+    case ProgramModel::Shmem:
+      return plan.paths.shmem_interceptor;
+    case ProgramModel::Hybrid:
+      return plan.paths.hybrid_interceptor;
+    default:
+      return plan.paths.interceptor;
+  }
 }
 
 std::vector<std::string> openmpi_hosts(const std::string& hostfile, std::string* error) {
@@ -752,18 +780,27 @@ int launcher_main(int argc, char** argv, char** envp) {
     return kExitUsage;
   }
 
-  // Who starts the application: Open MPI's oshrun for an OpenSHMEM program
-  // (one that links liboshmem), else MPICH's hydra unless told otherwise
-  // (inside a Slurm allocation hydra starts its proxies through Slurm by
-  // itself).
+  // Who starts the application: Open MPI's oshrun for an OpenSHMEM or
+  // MPI+OpenSHMEM program (one that links liboshmem), else MPICH's hydra
+  // unless told otherwise (inside a Slurm allocation hydra starts its
+  // proxies through Slurm by itself).
   const ProgramModel model = program_model(program.path);
-  plan.model = model == ProgramModel::Shmem ? ProgramModel::Shmem : ProgramModel::Mpi;
-  plan.launcher = plan.options.launcher.value_or(
-      plan.model == ProgramModel::Shmem ? LauncherKind::OpenMpi : LauncherKind::Hydra);
+  if (model == ProgramModel::OpenMpiMpi) {
+    say(plan.options.program + " is an MPI program built with Open MPI (it links Open MPI's "
+        "libmpi); vcx runs MPI programs built with MPICH: rebuild it with mpicc.mpich (Open MPI "
+        "only for OpenSHMEM and MPI+OpenSHMEM programs, built with oshcc)");
+    return kExitUsage;
+  }
+  const bool on_openmpi = model == ProgramModel::Shmem || model == ProgramModel::Hybrid;
+  plan.model = on_openmpi ? model : ProgramModel::Mpi;
+  plan.launcher =
+      plan.options.launcher.value_or(on_openmpi ? LauncherKind::OpenMpi : LauncherKind::Hydra);
   plan.launcher_program = plan.paths.mpiexec;
-  if (plan.model == ProgramModel::Shmem && plan.launcher != LauncherKind::OpenMpi) {
-    say(plan.options.program + " is an OpenSHMEM program (it links Open MPI's liboshmem): it "
-        "runs under oshrun; leave out --launcher or give --launcher openmpi");
+  if (on_openmpi && plan.launcher != LauncherKind::OpenMpi) {
+    say(plan.options.program + " is an " +
+        (model == ProgramModel::Hybrid ? "MPI+OpenSHMEM" : "OpenSHMEM") +
+        " program (it links Open MPI's liboshmem): it runs under oshrun; leave out --launcher "
+        "or give --launcher openmpi");
     return kExitUsage;
   }
   if (plan.launcher == LauncherKind::OpenMpi) {
@@ -774,8 +811,9 @@ int launcher_main(int argc, char** argv, char** envp) {
       return kExitUsage;
     }
     // A program vcx cannot read (a script) is taken at its word.
-    plan.model = ProgramModel::Shmem;
-    if (auto err = check_shmem_install(plan.paths, env.get("PATH"))) {
+    if (plan.model != ProgramModel::Hybrid) plan.model = ProgramModel::Shmem;
+    if (auto err = check_shmem_install(plan.paths, env.get("PATH"),
+                                       plan.model == ProgramModel::Hybrid)) {
       say(*err);
       return kExitToolFailure;
     }

@@ -60,6 +60,9 @@ std::vector<std::string> tool_command(const Plan& plan, const std::string& sessi
 std::vector<std::string> app_command(const Plan& plan, const std::string& preload);
 // The interceptor of the program's model.
 const std::string& interceptor_of(const Plan& plan);
+// The translators the tools load for the program's model ("mpi,shmem" for
+// an MPI+OpenSHMEM program).
+const char* translators_of(ProgramModel model);
 // Open MPI's options for the hosts of a hydra host file ("--host a:4,b:2").
 std::vector<std::string> openmpi_hosts(const std::string& hostfile, std::string* error);
 // The interceptor in front of whatever LD_PRELOAD already holds.

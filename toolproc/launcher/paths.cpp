@@ -126,6 +126,7 @@ InstallPaths install_paths(const std::string& bindir, const Environment& env) {
   p.interceptor = (fs::path(p.plugin_dir) / kInterceptorName).string();
   p.mpiexec = env.get_nonempty("VCX_MPIEXEC").value_or(default_mpiexec());
   p.shmem_interceptor = (fs::path(p.plugin_dir) / kShmemInterceptorName).string();
+  p.hybrid_interceptor = (fs::path(p.plugin_dir) / kHybridInterceptorName).string();
   p.oshrun = env.get_nonempty("VCX_OSHRUN").value_or(default_oshrun());
   p.config_dir =
       env.get_nonempty("VCX_CONFIG_DIR")
@@ -155,11 +156,13 @@ std::optional<std::string> check_install(InstallPaths& paths,
 }
 
 std::optional<std::string> check_shmem_install(InstallPaths& paths,
-                                               const std::optional<std::string>& path_env) {
+                                               const std::optional<std::string>& path_env,
+                                               bool hybrid) {
   std::error_code ec;
-  if (!fs::is_regular_file(paths.shmem_interceptor, ec) ||
-      ::access(paths.shmem_interceptor.c_str(), R_OK) != 0)
-    return "the OpenSHMEM interceptor " + paths.shmem_interceptor +
+  const std::string& interceptor = hybrid ? paths.hybrid_interceptor : paths.shmem_interceptor;
+  if (!fs::is_regular_file(interceptor, ec) || ::access(interceptor.c_str(), R_OK) != 0)
+    return std::string(hybrid ? "the MPI+OpenSHMEM interceptor " : "the OpenSHMEM interceptor ") +
+           interceptor +
            " is missing: this vcx was built without Open MPI's OpenSHMEM (install "
            "libopenmpi-dev and openmpi-bin, e.g. with scripts/install-deps, and rebuild vcx)";
   ProgramLookup oshrun = resolve_program(paths.oshrun, path_env);

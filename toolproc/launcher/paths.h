@@ -50,10 +50,13 @@ struct InstallPaths {
   // OpenSHMEM programs: their interceptor and Open MPI's oshrun.
   std::string shmem_interceptor;
   std::string oshrun;
+  // MPI+OpenSHMEM programs: the interceptor of both models.
+  std::string hybrid_interceptor;
 };
 
 inline constexpr const char* kInterceptorName = "libvcx-mpi-intercept.so";
 inline constexpr const char* kShmemInterceptorName = "libvcx-shmem-intercept.so";
+inline constexpr const char* kHybridInterceptorName = "libvcx-hybrid-intercept.so";
 
 // The mpiexec vcx was configured with.
 std::string default_mpiexec();
@@ -69,8 +72,10 @@ InstallPaths install_paths(const std::string& bindir, const Environment& env);
 std::optional<std::string> check_install(InstallPaths& paths,
                                          const std::optional<std::string>& path_env);
 // The same for what an OpenSHMEM program needs besides: the SHMEM
-// interceptor (built only where Open MPI's OpenSHMEM was found) and oshrun.
+// interceptor (built only where Open MPI's OpenSHMEM was found), or for an
+// MPI+OpenSHMEM program (`hybrid`) the interceptor of both, and oshrun.
 std::optional<std::string> check_shmem_install(InstallPaths& paths,
-                                               const std::optional<std::string>& path_env);
+                                               const std::optional<std::string>& path_env,
+                                               bool hybrid = false);
 
 }  // namespace vcx::launcher

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <string_view>
 
 namespace vcx::launcher {
 namespace {
@@ -57,13 +58,30 @@ std::vector<std::string> elf_needed(const std::string& path, bool* readable) {
   return {};
 }
 
+bool is_openmpi_libmpi(const std::string& needed) {
+  constexpr std::string_view prefix = "libmpi.so.";
+  if (needed.rfind(prefix, 0) != 0) return false;
+  int major = 0;
+  std::size_t i = prefix.size();
+  if (i == needed.size()) return false;
+  for (; i < needed.size() && needed[i] != '.'; ++i) {
+    if (needed[i] < '0' || needed[i] > '9' || major > 1000) return false;
+    major = major * 10 + (needed[i] - '0');
+  }
+  return major >= 20;
+}
+
 ProgramModel program_model(const std::string& path) {
   bool readable = false;
   const std::vector<std::string> needed = elf_needed(path, &readable);
   if (!readable) return ProgramModel::Unknown;
-  for (const std::string& lib : needed)
-    if (lib.rfind("liboshmem.so", 0) == 0) return ProgramModel::Shmem;
-  return ProgramModel::Mpi;
+  bool shmem = false, openmpi_mpi = false;
+  for (const std::string& lib : needed) {
+    if (lib.rfind("liboshmem.so", 0) == 0) shmem = true;
+    if (is_openmpi_libmpi(lib)) openmpi_mpi = true;
+  }
+  if (shmem) return openmpi_mpi ? ProgramModel::Hybrid : ProgramModel::Shmem;
+  return openmpi_mpi ? ProgramModel::OpenMpiMpi : ProgramModel::Mpi;
 }
 
 }  // namespace vcx::launcher

@@ -76,6 +76,8 @@ inline constexpr EndingCalls kMpiEndingCalls{"MPI_Finalize", "MPI_Abort", "error
                                              "mpiexec"};
 inline constexpr EndingCalls kShmemEndingCalls{"shmem_finalize", "shmem_global_exit", "status",
                                                "oshrun"};
+inline constexpr EndingCalls kHybridEndingCalls{"both MPI_Finalize and shmem_finalize",
+                                                "MPI_Abort or shmem_global_exit", "code", "oshrun"};
 
 // The summary lines (without the "vcx: " prefix): totals, then how ranks
 // ended that ended without MPI_Finalize (the cause where the interceptor

@@ -18,6 +18,16 @@ namespace {
 
 std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
 
+// The progress of every model that started and has not ended: a model that
+// ends (MPI_Finalize) must no longer be driven while another one waits.
+constexpr std::size_t kProgressSlots = 8;
+std::atomic<void (*)(void*)> g_progress[kProgressSlots];
+
+void drive_progress(void* ctx) {
+  for (auto& p : g_progress)
+    if (auto* f = p.load(std::memory_order_acquire)) f(ctx);
+}
+
 void wake_tool(void* ctx) {
   const int fd = *static_cast<int*>(ctx);
   const char byte = 'w';
@@ -40,24 +50,41 @@ bool continue_on_failure() {
 
 }  // namespace
 
+ChannelClient& process_client() {
+  static ChannelClient client;
+  return client;
+}
+
+const char* ChannelClient::call_name(Model model, std::uint16_t call) const {
+  const auto f = call_names_[index(model)];
+  return f ? f(call) : "?";
+}
+
 bool ChannelClient::attach(const ClientSetup& setup) {
-  setup_ = setup;
+  if (attempted_) return join(setup);
+  attempted_ = true;
+  world_rank_ = setup.world_rank;
+  world_size_ = setup.world_size;
+  serialise_ = setup.serialise;
+  abort_job_ = setup.abort_job;
+  call_names_[index(setup.model)] = setup.call_name;
+  ends_[index(setup.model)] = setup.end;
   const char* dir = std::getenv("VCX_SESSION_DIR");
   if (!dir || !*dir) {
-    if (setup_.world_rank == 0)
+    if (world_rank_ == 0)
       std::fprintf(stderr,
                    "vcx: the vcx interceptor is loaded but the program was not started by "
                    "vcx-run; running without analysis\n");
     return false;
   }
-  watch_ending(dir, setup_.world_rank);
+  watch_ending(dir, world_rank_);
   channel::AttachHello hello{};
   hello.magic = channel::kAttachMagic;
   hello.version = channel::kAttachVersion;
-  hello.world_rank = static_cast<std::uint32_t>(setup_.world_rank);
-  hello.world_size = static_cast<std::uint32_t>(setup_.world_size);
+  hello.world_rank = static_cast<std::uint32_t>(world_rank_);
+  hello.world_size = static_cast<std::uint32_t>(setup.world_size);
   hello.pid = static_cast<std::int32_t>(::getpid());
-  hello.model = static_cast<std::uint16_t>(setup_.model);
+  hello.model = static_cast<std::uint16_t>(setup.model);
   if (const char* token = std::getenv("VCX_SESSION_TOKEN"))
     std::snprintf(hello.token, sizeof hello.token, "%s", token);
 
@@ -66,15 +93,15 @@ bool ChannelClient::attach(const ClientSetup& setup) {
   // The tool decides the channel (shared memory or TCP) by what it publishes.
   std::string error;
   if (!channel::attach_in_session(dir, hello, timeout_ms, &attachment_, &error)) {
-    std::fprintf(stderr, "vcx: rank %d: cannot reach its tool process: %s\n", setup_.world_rank,
+    std::fprintf(stderr, "vcx: rank %d: cannot reach its tool process: %s\n", world_rank_,
                  error.c_str());
     if (continue_on_failure()) {
       std::fprintf(stderr, "vcx: rank %d: running without analysis (VCX_ON_TOOL_FAILURE=continue)\n",
-                   setup_.world_rank);
+                   world_rank_);
       return false;
     }
     record_ending("tool-failed", 70);
-    setup_.abort_job(70);
+    abort_job_(70);
     return false;
   }
   no_stall_ = (attachment_.mode_flags & channel::kModeNoStall) != 0;
@@ -82,24 +109,61 @@ bool ChannelClient::attach(const ClientSetup& setup) {
   hooks.ctx = &attachment_.socket_fd;
   hooks.wake_consumer = &wake_tool;
   hooks.tool_alive = &tool_alive;
-  hooks.progress = setup_.progress;
+  hooks.progress = &drive_progress;
+  g_progress[index(setup.model)].store(setup.progress, std::memory_order_release);
   channel::WaitPolicy policy;
   // The tool knows whether it shares this process's core (then polling only
   // keeps it from answering) and says how long to poll.
   policy.spin_ns = attachment_.app_spin_ns;
   producer_ = channel::Producer(attachment_, hooks, policy);
   active_ = true;
+  joined_[index(setup.model)] = true;
+  joined_count_ = 1;
   return true;
 }
 
-void ChannelClient::finish(std::uint16_t finalize_call) {
-  ending_finalized();
-  if (!active_) return;
-  void* p = begin(finalize_call, sizeof(std::uint64_t), true);
+bool ChannelClient::join(const ClientSetup& setup) {
+  const std::size_t m = index(setup.model);
+  if (!active_ || joined_[m]) return active(setup.model);
+  if (setup.world_rank != world_rank_ || setup.world_size != world_size_) {
+    // The tools number ranks one way for every model: rank i's events go to
+    // tool i whichever model sends them.
+    std::fprintf(stderr,
+                 "vcx: rank %d of %d: this process is rank %d of %d of its second programming "
+                 "model; vcx analyses MPI+OpenSHMEM programs whose MPI_COMM_WORLD ranks are "
+                 "their PE numbers: run MPI and OpenSHMEM as one Open MPI job\n",
+                 world_rank_, world_size_, setup.world_rank, setup.world_size);
+    record_ending("tool-failed", 70);
+    abort_job_(70);
+    return false;
+  }
+  call_names_[m] = setup.call_name;
+  ends_[m] = setup.end;
+  g_progress[m].store(setup.progress, std::memory_order_release);
+  serialise_ = serialise_ || setup.serialise;
+  joined_[m] = true;
+  ++joined_count_;
+  return true;
+}
+
+void ChannelClient::finish(Model model, std::uint16_t finalize_call) {
+  const std::size_t m = index(model);
+  if (!active_ || !joined_[m]) {
+    // Not analysed (or never started): only the ending is normal now.
+    if (!active_) ending_finalized();
+    return;
+  }
+  const bool last = joined_count_ == 1;
+  if (last) ending_finalized();
+  void* p = begin(model, finalize_call, sizeof(std::uint64_t), true);
   if (!p) return;
   *static_cast<std::uint64_t*>(p) = 0;
   wait(commit());
-  if (!active_) return;
+  // The model's library is shut down next: nothing may drive it any more.
+  g_progress[m].store(nullptr, std::memory_order_release);
+  joined_[m] = false;
+  --joined_count_;
+  if (!last || !active_) return;
   lock();
   if (void* d = producer_.begin(Model::Control, static_cast<std::uint16_t>(ControlEvent::Detach),
                                 0, sizeof(DetachEvent))) {
@@ -112,29 +176,34 @@ void ChannelClient::finish(std::uint16_t finalize_call) {
   // that this rank is gone, and the tool still reads the ring meanwhile.
 }
 
+void ChannelClient::end_other_models(Model model) {
+  for (std::size_t m = 0; m < kModels; ++m)
+    if (m != index(model) && active_ && joined_[m] && ends_[m]) ends_[m]();
+}
+
 void ChannelClient::lock() {
-  if (setup_.serialise)
+  if (serialise_)
     while (g_lock.test_and_set(std::memory_order_acquire)) channel::cpu_relax();
 }
 
 void ChannelClient::unlock() {
-  if (setup_.serialise) g_lock.clear(std::memory_order_release);
+  if (serialise_) g_lock.clear(std::memory_order_release);
 }
 
-void* ChannelClient::begin(std::uint16_t call, std::size_t payload, bool needs_reply) {
+void* ChannelClient::begin(Model model, std::uint16_t call, std::size_t payload, bool needs_reply) {
   if (!active_) return nullptr;
   lock();
   reply_wanted_ = needs_reply && !no_stall_;
   const std::uint32_t flags = reply_wanted_ ? std::uint32_t{kEventNeedsReply} : 0u;
-  void* p = producer_.begin(setup_.model, call, flags, payload);
+  void* p = producer_.begin(model, call, flags, payload);
   if (!p) {
     unlock();
     if (payload > producer_.max_payload()) {
       std::fprintf(stderr,
                    "vcx: rank %d: a %s event needs %zu bytes, more than the channel "
                    "carries; restart with a larger ring (vcx-run --ring-bytes)\n",
-                   setup_.world_rank, setup_.call_name(call), payload);
-      setup_.abort_job(70);
+                   world_rank_, call_name(model, call), payload);
+      abort_job_(70);
     }
     tool_failed("while the application was sending to it");
     return nullptr;
@@ -142,11 +211,11 @@ void* ChannelClient::begin(std::uint16_t call, std::size_t payload, bool needs_r
   return p;
 }
 
-void* ChannelClient::begin_always_answered(std::uint16_t call, std::size_t payload) {
+void* ChannelClient::begin_always_answered(Model model, std::uint16_t call, std::size_t payload) {
   if (!active_) return nullptr;
   lock();
   reply_wanted_ = true;
-  void* p = producer_.begin(setup_.model, call, kEventAlwaysReply, payload);
+  void* p = producer_.begin(model, call, kEventAlwaysReply, payload);
   if (!p) {
     unlock();
     tool_failed("while the application was sending to it");
@@ -174,7 +243,7 @@ void ChannelClient::wait(std::uint64_t ticket) {
 void ChannelClient::tool_failed(const char* what) {
   if (!active_) return;
   active_ = false;
-  const int rank = setup_.world_rank;
+  const int rank = world_rank_;
   // The tools stop when an application rank ends without finalising; the
   // job is ending then (the launcher stops the other ranks when one fails),
   // and until it does this rank runs on as it would without vcx.
@@ -200,7 +269,7 @@ void ChannelClient::tool_failed(const char* what) {
   // The launcher may take the job down before it forwards the line above;
   // vcx-run says it again from this record.
   record_ending("tool-failed", 70);
-  setup_.abort_job(70);
+  abort_job_(70);
 }
 
 }  // namespace vcx::intercept

@@ -4,7 +4,10 @@ installed MPICH headers that vcx clocks (blocking, non-blocking "I",
 persistent "_init", neighbourhood, large-count "_c").
 
 The wrappers are committed source; this script only saves typing their
-signatures. Which calls are collectives, and of which kind, comes from the
+signatures. The MPI 4.0 forms (persistent "_init", large-count "_c") are
+compiled only against MPI 4 headers (#if MPI_VERSION >= 4): the
+interceptor of MPI+OpenSHMEM programs is built against Open MPI 4.1's
+MPI 3.1 headers. Which calls are collectives, and of which kind, comes from the
 X-macro table in ../common/mpi_events.h. Re-run after changing that table:
 
   emit_collective_wrappers.py /usr/include/x86_64-linux-gnu/mpich > wrappers_collectives.cpp
@@ -44,6 +47,10 @@ def param_names(params):
     return names
 
 
+def mpi4_only(name):
+    return name.endswith("_c") or name.endswith("_init")
+
+
 def main():
     include_dir = sys.argv[1]
     protos = prototypes(include_dir)
@@ -57,6 +64,7 @@ def main():
     print("using vcx::mpi::Call;")
     print()
     print('extern "C" {')
+    guarded = False
     for name, fam in families():
         full = "MPI_" + name
         if full not in protos:
@@ -66,6 +74,10 @@ def main():
         root = "root" if "root" in names else "0"
         args = ", ".join(names)
         print()
+        if mpi4_only(name) != guarded:
+            print("#if MPI_VERSION >= 4" if not guarded else "#endif  // MPI_VERSION >= 4")
+            print()
+            guarded = not guarded
         head = f"int {full}({params}) {{"
         if len(head) > 100:
             parts = [q.strip() for q in params.split(",")]
@@ -83,6 +95,9 @@ def main():
         print(call)
         print("  });")
         print("}")
+    if guarded:
+        print()
+        print("#endif  // MPI_VERSION >= 4")
     print()
     print('}  // extern "C"')
 

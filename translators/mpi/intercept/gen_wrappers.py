@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Pass-through wrappers for every MPI function the interceptor does not wrap by hand.
 
-  gen_wrappers.py --include-dir DIR --library LIBMPICH [--nm NM]
+  gen_wrappers.py --include-dir DIR --library LIBMPI [--nm NM] [--define NAME[=VALUE]]...
                   --hand-written FILE... --out-cpp FILE --out-json FILE
 
-Reads the MPICH headers the interceptor is compiled against (mpi.h, and the
-prototypes of mpi_proto.h and mpio.h it includes), finds the MPI_ functions
-already defined in the hand-written wrapper files and writes
+Reads the MPI headers the interceptor is compiled against (MPICH's mpi.h
+and the prototypes of mpi_proto.h and mpio.h it includes; or Open MPI's
+mpi.h, which holds its prototypes itself, for the interceptor of
+MPI+OpenSHMEM programs), finds the MPI_ functions already defined in the
+hand-written wrapper files and writes
 
   * a C++ source with `extern "C" R MPI_X(params) { return PMPI_X(names); }`
     for every other function, with the header's exact parameter types, so
@@ -16,21 +18,25 @@ already defined in the hand-written wrapper files and writes
 
 The headers are read as text (no compiler run at generation time, and the
 output keeps the headers' own spelling of every type and parameter name).
-Prototypes span lines and end in attribute macros (MPICH_API_PUBLIC,
-MPICH_ATTR_POINTER_WITH_TYPE_TAG(1,3), ...), which are dropped; the
-#if/#ifdef blocks are honoured by a small evaluator (mpio.h declares
-MPI_Info_* and MPI_File_{get,set}_errhandler again, for MPI
-libraries other than MPICH).
+Prototypes span lines, start with export macros (Open MPI's OMPI_DECLSPEC)
+and end in attribute macros (MPICH_API_PUBLIC,
+MPICH_ATTR_POINTER_WITH_TYPE_TAG(1,3), __mpi_interface_deprecated__("..."),
+...), which are dropped; the #if/#ifdef blocks are honoured by a small
+evaluator (mpio.h declares MPI_Info_* and MPI_File_{get,set}_errhandler
+again, for MPI libraries other than MPICH). --define sets a macro before
+the headers are read, as the compiler's -D does for the interceptor.
 
-A function is wrapped only if libmpich defines its PMPI_ entry point: the
-interceptor links against libmpich alone, and a few declared functions live
-in MPICH's Fortran binding library (the Fortran 2008 status conversions) or
-are callbacks without a PMPI_ twin (MPI_DUP_FN). Those are listed in the
-JSON as not wrapped, with the reason.
+A function is wrapped only if the library defines its PMPI_ entry point:
+the interceptor links against that library alone, and a few declared
+functions live in MPICH's Fortran binding library (the Fortran 2008 status
+conversions) or are callbacks without a PMPI_ twin (MPI_DUP_FN). Those are
+listed in the JSON as not wrapped, with the reason.
 
 Fails (exit status 1, message on stderr) if the headers yield fewer than
 MIN_FUNCTIONS functions, if a hand-written wrapper names a function the
-headers do not declare, or if a prototype cannot be understood.
+headers do not declare (headers of an MPI version below 4 may leave out the
+MPI 4.0 functions, which the wrapper files define under
+`#if MPI_VERSION >= 4`), or if a prototype cannot be understood.
 """
 
 from __future__ import annotations
@@ -42,14 +48,17 @@ import re
 import subprocess
 import sys
 
-# MPICH 4.0 declares about 600 MPI_ functions; far fewer means the parse
-# went wrong (or the headers are not MPICH's), and silently wrapping a
+# MPICH 4.0 declares about 600 MPI_ functions, Open MPI 4.1 (MPI 3.1) about
+# 450; far fewer means the parse went wrong, and silently wrapping a
 # fraction of the API would break the "every call passes through" promise.
 MIN_FUNCTIONS = 400
 
-# Only these files contribute prototypes; mpi.h is read for its #defines.
-PROTOTYPE_HEADERS = ("mpi_proto.h", "mpio.h")
+# MPICH: only these files contribute prototypes; mpi.h is read for its
+# #defines. Open MPI (no mpi_proto.h): mpi.h declares everything.
+MPICH_PROTOTYPE_HEADERS = ("mpi_proto.h", "mpio.h")
 ENTRY_HEADER = "mpi.h"
+# Export macros that may start a prototype.
+EXPORT_MACROS = ("OMPI_DECLSPEC",)
 
 IDENT = re.compile(r"[A-Za-z_]\w*")
 
@@ -234,20 +243,25 @@ class CondEval:
 
 class HeaderReader:
     """Walks mpi.h and the headers it includes from its own directory,
-    keeping the text of PROTOTYPE_HEADERS that survives the conditionals."""
+    keeping the text of the prototype headers that survives the
+    conditionals."""
 
-    def __init__(self, include_dir: str):
+    def __init__(self, include_dir: str, defines: dict[str, int | None]):
         self.dir = include_dir
-        self.macros: dict[str, int | None] = {}
-        self.active_text: dict[str, list[str]] = {h: [] for h in PROTOTYPE_HEADERS}
+        self.macros: dict[str, int | None] = dict(defines)
+        if os.path.isfile(os.path.join(include_dir, MPICH_PROTOTYPE_HEADERS[0])):
+            self.prototype_headers = MPICH_PROTOTYPE_HEADERS
+        else:
+            self.prototype_headers = (ENTRY_HEADER,)
+        self.active_text: dict[str, list[str]] = {h: [] for h in self.prototype_headers}
         self.seen: set[str] = set()
 
     def read(self):
         entry = os.path.join(self.dir, ENTRY_HEADER)
         if not os.path.isfile(entry):
-            raise GenError(f"{entry} not found: is --include-dir MPICH's include directory?")
+            raise GenError(f"{entry} not found: is --include-dir an MPI include directory?")
         self.walk(ENTRY_HEADER)
-        for h in PROTOTYPE_HEADERS:
+        for h in self.prototype_headers:
             if h not in self.seen:
                 raise GenError(f"{ENTRY_HEADER} in {self.dir} does not include {h}")
 
@@ -427,11 +441,14 @@ TRAILER = re.compile(r"^(?:\s*[A-Za-z_]\w*(?:\s*\([^()]*\))?)*\s*$")
 def parse_prototypes(reader: HeaderReader):
     functions: dict[str, dict] = {}
     pmpi: set[str] = set()
-    for header in PROTOTYPE_HEADERS:
+    for header in reader.prototype_headers:
         for stmt in split_statements("\n".join(reader.active_text[header])):
             stmt = stmt.strip()
             while stmt.startswith("}"):
                 stmt = stmt[1:].strip()
+            for macro in EXPORT_MACROS:
+                if re.match(macro + r"\b", stmt):
+                    stmt = stmt[len(macro):].strip()
             if not stmt or stmt.startswith("typedef") or stmt.startswith("extern"):
                 continue
             pm = PPROTO.match(stmt)
@@ -522,7 +539,7 @@ def hand_written(paths: list[str]) -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------
-# libmpich
+# The MPI library
 
 
 def library_pmpi(library: str, nm: str) -> set[str]:
@@ -537,7 +554,7 @@ def library_pmpi(library: str, nm: str) -> set[str]:
         if len(parts) >= 3 and parts[2].startswith("PMPI_"):
             names.add(parts[2].split("@")[0])
     if not names:
-        raise GenError(f"{library} defines no PMPI_ symbol: is it MPICH's libmpich?")
+        raise GenError(f"{library} defines no PMPI_ symbol: is it an MPI library?")
     return names
 
 
@@ -588,9 +605,11 @@ def write_file(path: str, text: str):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--include-dir", required=True, action="append",
-                    help="MPICH include directory (the first holding mpi.h is used)")
-    ap.add_argument("--library", required=True, help="the libmpich the interceptor links")
+                    help="MPI include directory (the first holding mpi.h is used)")
+    ap.add_argument("--library", required=True, help="the MPI library the interceptor links")
     ap.add_argument("--nm", default="nm")
+    ap.add_argument("--define", action="append", default=[],
+                    help="NAME[=VALUE]: a macro defined before the headers are read")
     ap.add_argument("--hand-written", nargs="*", default=[])
     ap.add_argument("--out-cpp", required=True)
     ap.add_argument("--out-json", required=True)
@@ -600,25 +619,35 @@ def main(argv=None) -> int:
         dirs = [d for d in args.include_dir if os.path.isfile(os.path.join(d, ENTRY_HEADER))]
         if not dirs:
             raise GenError(f"no {ENTRY_HEADER} in {', '.join(args.include_dir)}")
-        reader = HeaderReader(dirs[0])
+        defines: dict[str, int | None] = {}
+        for d in args.define:
+            name, _, value = d.partition("=")
+            defines[name] = int(value) if value.strip().isdigit() else None
+        reader = HeaderReader(dirs[0], defines)
         reader.read()
+        prototype_headers = reader.prototype_headers
         functions, pmpi_declared = parse_prototypes(reader)
         if len(functions) < MIN_FUNCTIONS:
             raise GenError(
-                f"found only {len(functions)} MPI_ functions in {', '.join(PROTOTYPE_HEADERS)} "
+                f"found only {len(functions)} MPI_ functions in {', '.join(prototype_headers)} "
                 f"under {dirs[0]} (expected at least {MIN_FUNCTIONS}); the header format has "
-                f"changed or these are not MPICH's headers")
+                f"changed or these are not MPICH's or Open MPI's headers")
         by_hand = hand_written(args.hand_written)
-        unknown = sorted(set(by_hand) - set(functions))
+        unknown = set(by_hand) - set(functions)
+        # MPI 4.0 functions are compiled only against MPI 4 headers.
+        mpi_version = reader.macros.get("MPI_VERSION") or 0
+        not_declared = sorted(unknown) if mpi_version < 4 else []
+        unknown = sorted(unknown - set(not_declared))
         if unknown:
             raise GenError(
-                "hand-written wrappers for functions the MPICH headers do not declare: " +
+                "hand-written wrappers for functions the MPI headers do not declare: " +
                 ", ".join(f"{n} ({by_hand[n]})" for n in unknown))
         pmpi_lib = library_pmpi(args.library, args.nm)
     except GenError as e:
         print(f"gen_wrappers.py: error: {e}", file=sys.stderr)
         return 1
 
+    library_name = os.path.basename(args.library).split(".so")[0]  # libmpich, libmpi
     generated = []
     for name in sorted(functions):
         f = functions[name]
@@ -630,12 +659,12 @@ def main(argv=None) -> int:
             f["reason"] = f"the headers declare no P{name}"
         elif "P" + name not in pmpi_lib:
             f["wrapper"] = "none"
-            f["reason"] = f"libmpich does not define P{name}"
+            f["reason"] = f"{library_name} does not define P{name}"
         else:
             f["wrapper"] = "generated"
             generated.append(f)
 
-    headers = " and ".join(PROTOTYPE_HEADERS)
+    headers = " and ".join(prototype_headers)
     cpp = CPP_HEAD.format(headers=headers) + "\n".join(wrapper(f) for f in generated) + \
         "\n}  // extern \"C\"\n"
     counts = {
@@ -645,7 +674,7 @@ def main(argv=None) -> int:
         "not_wrapped": sum(f["wrapper"] == "none" for f in functions.values()),
     }
     doc = {
-        "headers": [os.path.join(dirs[0], h) for h in PROTOTYPE_HEADERS],
+        "headers": [os.path.join(dirs[0], h) for h in prototype_headers],
         "library": args.library,
         "counts": counts,
         "functions": [

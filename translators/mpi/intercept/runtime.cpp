@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
 
 namespace vcx::mpi_intercept {
 namespace {
@@ -81,6 +82,7 @@ void Runtime::start(int thread_level) {
   // vcx the rank would be waiting inside MPI, progressing it.
   setup.progress = &drive_progress;
   setup.call_name = &call_name;
+  setup.end = [] { runtime().stop(); };
   if (!client_.attach(setup)) return;
   serialise_ = setup.serialise;
   start_progress();
@@ -95,31 +97,41 @@ void Runtime::start(int thread_level) {
 }
 
 void Runtime::stop() {
-  const bool was_active = client_.active();
-  client_.finish(static_cast<std::uint16_t>(mpi::Call::Finalize));
+  const bool was_active = active();
+  client_.finish(Model::Mpi, static_cast<std::uint16_t>(mpi::Call::Finalize));
   if (was_active) stop_progress();
 }
 
-// MPICH's handles are ints: the generation goes above them.
-static_assert(sizeof(MPI_Request) <= sizeof(std::uint32_t), "request ids pack handle and generation");
+namespace {
 
-std::uint64_t Runtime::new_request_id(MPI_Request r) {
-  if (!serialise_) return request_handle(r);
-  const auto h = static_cast<std::uint32_t>(r);
-  lock();
-  const std::uint32_t generation = ++generations_[h];
-  unlock();
-  return std::uint64_t{generation} << 32 | h;
+// Where the generation goes: above MPICH's 32-bit int handles, above the
+// 48 bits of Open MPI's pointer handles (its low 16 bits).
+constexpr bool kPointerHandles = std::is_pointer_v<MPI_Request>;
+static_assert(kPointerHandles || sizeof(MPI_Request) <= sizeof(std::uint32_t),
+              "request ids pack handle and generation");
+
+std::uint64_t with_generation(std::uint64_t key, std::uint32_t generation) {
+  if constexpr (kPointerHandles)
+    return std::uint64_t{generation & 0xffffu} << 48 | key;
+  else
+    return std::uint64_t{generation} << 32 | key;
 }
 
-std::uint64_t Runtime::request_id(MPI_Request r) {
-  if (!serialise_) return request_handle(r);
-  const auto h = static_cast<std::uint32_t>(r);
+}  // namespace
+
+std::uint64_t Runtime::next_generation(std::uint64_t key) {
   lock();
-  const auto it = generations_.find(h);
+  const std::uint32_t generation = ++generations_[key];
+  unlock();
+  return with_generation(key, generation);
+}
+
+std::uint64_t Runtime::this_generation(std::uint64_t key) {
+  lock();
+  const auto it = generations_.find(key);
   const std::uint32_t generation = it == generations_.end() ? 0 : it->second;
   unlock();
-  return std::uint64_t{generation} << 32 | h;
+  return with_generation(key, generation);
 }
 
 void Runtime::remember(MPI_Request r, RequestKind k, bool persistent) {

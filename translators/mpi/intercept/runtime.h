@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -19,6 +20,16 @@
 namespace vcx::mpi_intercept {
 
 using intercept::record_ending;
+
+// A handle as events carry it: MPICH's handles are ints, Open MPI's (the
+// interceptor of MPI+OpenSHMEM programs) pointers.
+template <class Handle>
+inline std::uint64_t handle_bits(Handle h) {
+  if constexpr (std::is_pointer_v<Handle>)
+    return reinterpret_cast<std::uintptr_t>(h);
+  else
+    return static_cast<std::uint64_t>(h);
+}
 
 // What the interceptor remembers about a request: whether its completion
 // can make the application wait (the translator knows the rest), and for
@@ -36,18 +47,18 @@ class Runtime {
   void start(int thread_level);
   // Before PMPI_Finalize: drain, say goodbye, detach.
   void stop();
-  bool active() const { return client_.active(); }
-  bool stalls() const { return client_.active() && !client_.no_stall(); }
+  bool active() const { return client_.active(Model::Mpi); }
+  bool stalls() const { return active() && !client_.no_stall(); }
 
   // The channel to the tool (intercept::ChannelClient): begin() reserves an
   // event (nullptr when inactive), commit() publishes it and returns the
   // ticket to wait() on, begin_always_answered()/wait_always() for events
   // the tool answers even in no-stall mode.
   void* begin(mpi::Call call, std::size_t payload, bool needs_reply) {
-    return client_.begin(static_cast<std::uint16_t>(call), payload, needs_reply);
+    return client_.begin(Model::Mpi, static_cast<std::uint16_t>(call), payload, needs_reply);
   }
   void* begin_always_answered(mpi::Call call, std::size_t payload) {
-    return client_.begin_always_answered(static_cast<std::uint16_t>(call), payload);
+    return client_.begin_always_answered(Model::Mpi, static_cast<std::uint16_t>(call), payload);
   }
   std::uint64_t commit() { return client_.commit(); }
   void wait(std::uint64_t ticket) { client_.wait(ticket); }
@@ -68,11 +79,20 @@ class Runtime {
   // completion after the new one's creation, under the same name. So under
   // MPI_THREAD_MULTIPLE an id is the handle plus a generation, bumped each
   // time MPI returns the handle for a new request (otherwise it is the
-  // handle). A creation takes new_request_id() after its MPI call; anything
+  // handle). MPICH's handles are 32-bit ints, the generation goes above
+  // them; Open MPI's are pointers, user-space addresses below 2^48 on
+  // x86-64 and AArch64, and the generation's low 16 bits go above them. A creation takes new_request_id() after its MPI call; anything
   // that ends a request (completion, MPI_Request_free) takes request_id()
   // before its MPI call, while the handle is still the caller's.
-  std::uint64_t new_request_id(MPI_Request r);
-  std::uint64_t request_id(MPI_Request r);
+  // Matched-probe messages (MPI_Message) are named the same way.
+  template <class Handle>
+  std::uint64_t new_request_id(Handle h) {
+    return serialise_ ? next_generation(handle_key(h)) : handle_bits(h);
+  }
+  template <class Handle>
+  std::uint64_t request_id(Handle h) {
+    return serialise_ ? this_generation(handle_key(h)) : handle_bits(h);
+  }
 
   // A new request (after new_request_id). Non-persistent requests of kind
   // Other need no entry.
@@ -95,10 +115,22 @@ class Runtime {
   int world_rank() const { return world_rank_; }
 
  private:
+  // The handle's bits as a request id's lower part (MPICH: 32 bits).
+  template <class Handle>
+  static std::uint64_t handle_key(Handle h) {
+    if constexpr (std::is_pointer_v<Handle>)
+      return handle_bits(h);
+    else
+      return static_cast<std::uint32_t>(h);
+  }
+  std::uint64_t next_generation(std::uint64_t key);
+  std::uint64_t this_generation(std::uint64_t key);
+
   void lock() { client_.lock(); }
   void unlock() { client_.unlock(); }
 
-  intercept::ChannelClient client_;
+  // Shared with the OpenSHMEM interceptor in MPI+OpenSHMEM programs.
+  intercept::ChannelClient& client_ = intercept::process_client();
   bool serialise_ = false;  // MPI_THREAD_MULTIPLE: several threads push
   int world_rank_ = -1;
   MPI_Group world_group_ = MPI_GROUP_NULL;
@@ -117,7 +149,7 @@ class Runtime {
   std::vector<Entry> requests_ = std::vector<Entry>(256);
   std::size_t request_count_ = 0;
   // Generation of each request handle MPI has returned (MPI_THREAD_MULTIPLE).
-  std::unordered_map<std::uint32_t, std::uint32_t> generations_;
+  std::unordered_map<std::uint64_t, std::uint32_t> generations_;
 
 };
 
@@ -129,9 +161,9 @@ inline std::int32_t event_rank(int r) {
   return r;
 }
 inline std::int32_t event_tag(int t) { return t == MPI_ANY_TAG ? mpi::kTagAny : t; }
-inline std::uint64_t comm_handle(MPI_Comm c) { return static_cast<std::uint64_t>(c); }
+inline std::uint64_t comm_handle(MPI_Comm c) { return handle_bits(c); }
 // The raw handle; events name requests by Runtime::request_id instead.
-inline std::uint64_t request_handle(MPI_Request r) { return static_cast<std::uint64_t>(r); }
-inline std::uint64_t window_handle(MPI_Win w) { return static_cast<std::uint64_t>(w); }
+inline std::uint64_t request_handle(MPI_Request r) { return handle_bits(r); }
+inline std::uint64_t window_handle(MPI_Win w) { return handle_bits(w); }
 
 }  // namespace vcx::mpi_intercept

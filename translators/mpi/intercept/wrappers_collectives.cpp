@@ -21,11 +21,15 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
   });
 }
 
+#if MPI_VERSION >= 4
+
 int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
   return nonblocking_collective(Call::Barrier_init, comm, 0, request, true, [&] {
     return PMPI_Barrier_init(comm, info, request);
   });
 }
+
+#endif  // MPI_VERSION >= 4
 
 int MPI_Allgather(const void *sendbuf,
                   int sendcount,
@@ -39,6 +43,8 @@ int MPI_Allgather(const void *sendbuf,
   });
 }
 
+#if MPI_VERSION >= 4
+
 int MPI_Allgather_c(const void *sendbuf,
                     MPI_Count sendcount,
                     MPI_Datatype sendtype,
@@ -50,6 +56,8 @@ int MPI_Allgather_c(const void *sendbuf,
     return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   });
 }
+
+#endif  // MPI_VERSION >= 4
 
 int MPI_Iallgather(const void *sendbuf,
                    int sendcount,
@@ -70,6 +78,8 @@ int MPI_Iallgather(const void *sendbuf,
                            request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Iallgather_c(const void *sendbuf,
                      MPI_Count sendcount,
@@ -135,6 +145,8 @@ int MPI_Allgather_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Allgatherv(const void *sendbuf,
                    int sendcount,
                    MPI_Datatype sendtype,
@@ -155,6 +167,8 @@ int MPI_Allgatherv(const void *sendbuf,
   });
 }
 
+#if MPI_VERSION >= 4
+
 int MPI_Allgatherv_c(const void *sendbuf,
                      MPI_Count sendcount,
                      MPI_Datatype sendtype,
@@ -174,6 +188,8 @@ int MPI_Allgatherv_c(const void *sendbuf,
                              comm);
   });
 }
+
+#endif  // MPI_VERSION >= 4
 
 int MPI_Iallgatherv(const void *sendbuf,
                     int sendcount,
@@ -196,6 +212,8 @@ int MPI_Iallgatherv(const void *sendbuf,
                             request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Iallgatherv_c(const void *sendbuf,
                       MPI_Count sendcount,
@@ -267,6 +285,8 @@ int MPI_Allgatherv_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Alltoall(const void *sendbuf,
                  int sendcount,
                  MPI_Datatype sendtype,
@@ -279,6 +299,8 @@ int MPI_Alltoall(const void *sendbuf,
   });
 }
 
+#if MPI_VERSION >= 4
+
 int MPI_Alltoall_c(const void *sendbuf,
                    MPI_Count sendcount,
                    MPI_Datatype sendtype,
@@ -290,6 +312,8 @@ int MPI_Alltoall_c(const void *sendbuf,
     return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   });
 }
+
+#endif  // MPI_VERSION >= 4
 
 int MPI_Ialltoall(const void *sendbuf,
                   int sendcount,
@@ -310,6 +334,8 @@ int MPI_Ialltoall(const void *sendbuf,
                           request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Ialltoall_c(const void *sendbuf,
                     MPI_Count sendcount,
@@ -375,6 +401,8 @@ int MPI_Alltoall_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Alltoallv(const void *sendbuf,
                   const int sendcounts[],
                   const int sdispls[],
@@ -397,6 +425,8 @@ int MPI_Alltoallv(const void *sendbuf,
   });
 }
 
+#if MPI_VERSION >= 4
+
 int MPI_Alltoallv_c(const void *sendbuf,
                     const MPI_Count sendcounts[],
                     const MPI_Aint sdispls[],
@@ -418,6 +448,8 @@ int MPI_Alltoallv_c(const void *sendbuf,
                             comm);
   });
 }
+
+#endif  // MPI_VERSION >= 4
 
 int MPI_Ialltoallv(const void *sendbuf,
                    const int sendcounts[],
@@ -442,6 +474,8 @@ int MPI_Ialltoallv(const void *sendbuf,
                            request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Ialltoallv_c(const void *sendbuf,
                      const MPI_Count sendcounts[],
@@ -519,6 +553,8 @@ int MPI_Alltoallv_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Alltoallw(const void *sendbuf,
                   const int sendcounts[],
                   const int sdispls[],
@@ -541,6 +577,8 @@ int MPI_Alltoallw(const void *sendbuf,
   });
 }
 
+#if MPI_VERSION >= 4
+
 int MPI_Alltoallw_c(const void *sendbuf,
                     const MPI_Count sendcounts[],
                     const MPI_Aint sdispls[],
@@ -562,6 +600,8 @@ int MPI_Alltoallw_c(const void *sendbuf,
                             comm);
   });
 }
+
+#endif  // MPI_VERSION >= 4
 
 int MPI_Ialltoallw(const void *sendbuf,
                    const int sendcounts[],
@@ -586,6 +626,8 @@ int MPI_Ialltoallw(const void *sendbuf,
                            request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Ialltoallw_c(const void *sendbuf,
                      const MPI_Count sendcounts[],
@@ -663,6 +705,8 @@ int MPI_Alltoallw_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Allreduce(const void *sendbuf,
                   void *recvbuf,
                   int count,
@@ -673,6 +717,8 @@ int MPI_Allreduce(const void *sendbuf,
     return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Allreduce_c(const void *sendbuf,
                     void *recvbuf,
@@ -685,6 +731,8 @@ int MPI_Allreduce_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Iallreduce(const void *sendbuf,
                    void *recvbuf,
                    int count,
@@ -696,6 +744,8 @@ int MPI_Iallreduce(const void *sendbuf,
     return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Iallreduce_c(const void *sendbuf,
                      void *recvbuf,
@@ -735,6 +785,8 @@ int MPI_Allreduce_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Reduce_scatter(const void *sendbuf,
                        void *recvbuf,
                        const int recvcounts[],
@@ -745,6 +797,8 @@ int MPI_Reduce_scatter(const void *sendbuf,
     return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Reduce_scatter_c(const void *sendbuf,
                          void *recvbuf,
@@ -757,6 +811,8 @@ int MPI_Reduce_scatter_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Ireduce_scatter(const void *sendbuf,
                         void *recvbuf,
                         const int recvcounts[],
@@ -768,6 +824,8 @@ int MPI_Ireduce_scatter(const void *sendbuf,
     return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Ireduce_scatter_c(const void *sendbuf,
                           void *recvbuf,
@@ -821,6 +879,8 @@ int MPI_Reduce_scatter_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Reduce_scatter_block(const void *sendbuf,
                              void *recvbuf,
                              int recvcount,
@@ -831,6 +891,8 @@ int MPI_Reduce_scatter_block(const void *sendbuf,
     return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Reduce_scatter_block_c(const void *sendbuf,
                                void *recvbuf,
@@ -843,6 +905,8 @@ int MPI_Reduce_scatter_block_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Ireduce_scatter_block(const void *sendbuf,
                               void *recvbuf,
                               int recvcount,
@@ -854,6 +918,8 @@ int MPI_Ireduce_scatter_block(const void *sendbuf,
     return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Ireduce_scatter_block_c(const void *sendbuf,
                                 void *recvbuf,
@@ -907,17 +973,23 @@ int MPI_Reduce_scatter_block_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return blocking_collective(Call::Bcast, comm, root, [&] {
     return PMPI_Bcast(buffer, count, datatype, root, comm);
   });
 }
 
+#if MPI_VERSION >= 4
+
 int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return blocking_collective(Call::Bcast_c, comm, root, [&] {
     return PMPI_Bcast_c(buffer, count, datatype, root, comm);
   });
 }
+
+#endif  // MPI_VERSION >= 4
 
 int MPI_Ibcast(void *buffer,
                int count,
@@ -929,6 +1001,8 @@ int MPI_Ibcast(void *buffer,
     return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Ibcast_c(void *buffer,
                  MPI_Count count,
@@ -965,6 +1039,8 @@ int MPI_Bcast_init_c(void *buffer,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Scatter(const void *sendbuf,
                 int sendcount,
                 MPI_Datatype sendtype,
@@ -978,6 +1054,8 @@ int MPI_Scatter(const void *sendbuf,
   });
 }
 
+#if MPI_VERSION >= 4
+
 int MPI_Scatter_c(const void *sendbuf,
                   MPI_Count sendcount,
                   MPI_Datatype sendtype,
@@ -990,6 +1068,8 @@ int MPI_Scatter_c(const void *sendbuf,
     return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   });
 }
+
+#endif  // MPI_VERSION >= 4
 
 int MPI_Iscatter(const void *sendbuf,
                  int sendcount,
@@ -1012,6 +1092,8 @@ int MPI_Iscatter(const void *sendbuf,
                          request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Iscatter_c(const void *sendbuf,
                    MPI_Count sendcount,
@@ -1083,6 +1165,8 @@ int MPI_Scatter_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Scatterv(const void *sendbuf,
                  const int sendcounts[],
                  const int displs[],
@@ -1105,6 +1189,8 @@ int MPI_Scatterv(const void *sendbuf,
   });
 }
 
+#if MPI_VERSION >= 4
+
 int MPI_Scatterv_c(const void *sendbuf,
                    const MPI_Count sendcounts[],
                    const MPI_Aint displs[],
@@ -1126,6 +1212,8 @@ int MPI_Scatterv_c(const void *sendbuf,
                            comm);
   });
 }
+
+#endif  // MPI_VERSION >= 4
 
 int MPI_Iscatterv(const void *sendbuf,
                   const int sendcounts[],
@@ -1150,6 +1238,8 @@ int MPI_Iscatterv(const void *sendbuf,
                           request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Iscatterv_c(const void *sendbuf,
                     const MPI_Count sendcounts[],
@@ -1227,6 +1317,8 @@ int MPI_Scatterv_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Gather(const void *sendbuf,
                int sendcount,
                MPI_Datatype sendtype,
@@ -1240,6 +1332,8 @@ int MPI_Gather(const void *sendbuf,
   });
 }
 
+#if MPI_VERSION >= 4
+
 int MPI_Gather_c(const void *sendbuf,
                  MPI_Count sendcount,
                  MPI_Datatype sendtype,
@@ -1252,6 +1346,8 @@ int MPI_Gather_c(const void *sendbuf,
     return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   });
 }
+
+#endif  // MPI_VERSION >= 4
 
 int MPI_Igather(const void *sendbuf,
                 int sendcount,
@@ -1274,6 +1370,8 @@ int MPI_Igather(const void *sendbuf,
                         request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Igather_c(const void *sendbuf,
                   MPI_Count sendcount,
@@ -1345,6 +1443,8 @@ int MPI_Gather_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Gatherv(const void *sendbuf,
                 int sendcount,
                 MPI_Datatype sendtype,
@@ -1367,6 +1467,8 @@ int MPI_Gatherv(const void *sendbuf,
   });
 }
 
+#if MPI_VERSION >= 4
+
 int MPI_Gatherv_c(const void *sendbuf,
                   MPI_Count sendcount,
                   MPI_Datatype sendtype,
@@ -1388,6 +1490,8 @@ int MPI_Gatherv_c(const void *sendbuf,
                           comm);
   });
 }
+
+#endif  // MPI_VERSION >= 4
 
 int MPI_Igatherv(const void *sendbuf,
                  int sendcount,
@@ -1412,6 +1516,8 @@ int MPI_Igatherv(const void *sendbuf,
                          request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Igatherv_c(const void *sendbuf,
                    MPI_Count sendcount,
@@ -1489,6 +1595,8 @@ int MPI_Gatherv_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Reduce(const void *sendbuf,
                void *recvbuf,
                int count,
@@ -1500,6 +1608,8 @@ int MPI_Reduce(const void *sendbuf,
     return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Reduce_c(const void *sendbuf,
                  void *recvbuf,
@@ -1513,6 +1623,8 @@ int MPI_Reduce_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Ireduce(const void *sendbuf,
                 void *recvbuf,
                 int count,
@@ -1525,6 +1637,8 @@ int MPI_Ireduce(const void *sendbuf,
     return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Ireduce_c(const void *sendbuf,
                   void *recvbuf,
@@ -1567,6 +1681,8 @@ int MPI_Reduce_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Scan(const void *sendbuf,
              void *recvbuf,
              int count,
@@ -1577,6 +1693,8 @@ int MPI_Scan(const void *sendbuf,
     return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Scan_c(const void *sendbuf,
                void *recvbuf,
@@ -1589,6 +1707,8 @@ int MPI_Scan_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Iscan(const void *sendbuf,
               void *recvbuf,
               int count,
@@ -1600,6 +1720,8 @@ int MPI_Iscan(const void *sendbuf,
     return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Iscan_c(const void *sendbuf,
                 void *recvbuf,
@@ -1639,6 +1761,8 @@ int MPI_Scan_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Exscan(const void *sendbuf,
                void *recvbuf,
                int count,
@@ -1649,6 +1773,8 @@ int MPI_Exscan(const void *sendbuf,
     return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Exscan_c(const void *sendbuf,
                  void *recvbuf,
@@ -1661,6 +1787,8 @@ int MPI_Exscan_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Iexscan(const void *sendbuf,
                 void *recvbuf,
                 int count,
@@ -1672,6 +1800,8 @@ int MPI_Iexscan(const void *sendbuf,
     return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Iexscan_c(const void *sendbuf,
                   void *recvbuf,
@@ -1711,6 +1841,8 @@ int MPI_Exscan_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Neighbor_allgather(const void *sendbuf,
                            int sendcount,
                            MPI_Datatype sendtype,
@@ -1729,6 +1861,8 @@ int MPI_Neighbor_allgather(const void *sendbuf,
   });
 }
 
+#if MPI_VERSION >= 4
+
 int MPI_Neighbor_allgather_c(const void *sendbuf,
                              MPI_Count sendcount,
                              MPI_Datatype sendtype,
@@ -1746,6 +1880,8 @@ int MPI_Neighbor_allgather_c(const void *sendbuf,
                                      comm);
   });
 }
+
+#endif  // MPI_VERSION >= 4
 
 int MPI_Ineighbor_allgather(const void *sendbuf,
                             int sendcount,
@@ -1766,6 +1902,8 @@ int MPI_Ineighbor_allgather(const void *sendbuf,
                                     request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Ineighbor_allgather_c(const void *sendbuf,
                               MPI_Count sendcount,
@@ -1831,6 +1969,8 @@ int MPI_Neighbor_allgather_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Neighbor_allgatherv(const void *sendbuf,
                             int sendcount,
                             MPI_Datatype sendtype,
@@ -1851,6 +1991,8 @@ int MPI_Neighbor_allgatherv(const void *sendbuf,
   });
 }
 
+#if MPI_VERSION >= 4
+
 int MPI_Neighbor_allgatherv_c(const void *sendbuf,
                               MPI_Count sendcount,
                               MPI_Datatype sendtype,
@@ -1870,6 +2012,8 @@ int MPI_Neighbor_allgatherv_c(const void *sendbuf,
                                       comm);
   });
 }
+
+#endif  // MPI_VERSION >= 4
 
 int MPI_Ineighbor_allgatherv(const void *sendbuf,
                              int sendcount,
@@ -1892,6 +2036,8 @@ int MPI_Ineighbor_allgatherv(const void *sendbuf,
                                      request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Ineighbor_allgatherv_c(const void *sendbuf,
                                MPI_Count sendcount,
@@ -1963,6 +2109,8 @@ int MPI_Neighbor_allgatherv_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Neighbor_alltoall(const void *sendbuf,
                           int sendcount,
                           MPI_Datatype sendtype,
@@ -1974,6 +2122,8 @@ int MPI_Neighbor_alltoall(const void *sendbuf,
     return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Neighbor_alltoall_c(const void *sendbuf,
                             MPI_Count sendcount,
@@ -1992,6 +2142,8 @@ int MPI_Neighbor_alltoall_c(const void *sendbuf,
                                     comm);
   });
 }
+
+#endif  // MPI_VERSION >= 4
 
 int MPI_Ineighbor_alltoall(const void *sendbuf,
                            int sendcount,
@@ -2012,6 +2164,8 @@ int MPI_Ineighbor_alltoall(const void *sendbuf,
                                    request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Ineighbor_alltoall_c(const void *sendbuf,
                              MPI_Count sendcount,
@@ -2077,6 +2231,8 @@ int MPI_Neighbor_alltoall_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Neighbor_alltoallv(const void *sendbuf,
                            const int sendcounts[],
                            const int sdispls[],
@@ -2099,6 +2255,8 @@ int MPI_Neighbor_alltoallv(const void *sendbuf,
   });
 }
 
+#if MPI_VERSION >= 4
+
 int MPI_Neighbor_alltoallv_c(const void *sendbuf,
                              const MPI_Count sendcounts[],
                              const MPI_Aint sdispls[],
@@ -2120,6 +2278,8 @@ int MPI_Neighbor_alltoallv_c(const void *sendbuf,
                                      comm);
   });
 }
+
+#endif  // MPI_VERSION >= 4
 
 int MPI_Ineighbor_alltoallv(const void *sendbuf,
                             const int sendcounts[],
@@ -2144,6 +2304,8 @@ int MPI_Ineighbor_alltoallv(const void *sendbuf,
                                     request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Ineighbor_alltoallv_c(const void *sendbuf,
                               const MPI_Count sendcounts[],
@@ -2221,6 +2383,8 @@ int MPI_Neighbor_alltoallv_init_c(const void *sendbuf,
   });
 }
 
+#endif  // MPI_VERSION >= 4
+
 int MPI_Neighbor_alltoallw(const void *sendbuf,
                            const int sendcounts[],
                            const MPI_Aint sdispls[],
@@ -2243,6 +2407,8 @@ int MPI_Neighbor_alltoallw(const void *sendbuf,
   });
 }
 
+#if MPI_VERSION >= 4
+
 int MPI_Neighbor_alltoallw_c(const void *sendbuf,
                              const MPI_Count sendcounts[],
                              const MPI_Aint sdispls[],
@@ -2264,6 +2430,8 @@ int MPI_Neighbor_alltoallw_c(const void *sendbuf,
                                      comm);
   });
 }
+
+#endif  // MPI_VERSION >= 4
 
 int MPI_Ineighbor_alltoallw(const void *sendbuf,
                             const int sendcounts[],
@@ -2288,6 +2456,8 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf,
                                     request);
   });
 }
+
+#if MPI_VERSION >= 4
 
 int MPI_Ineighbor_alltoallw_c(const void *sendbuf,
                               const MPI_Count sendcounts[],
@@ -2364,5 +2534,7 @@ int MPI_Neighbor_alltoallw_init_c(const void *sendbuf,
                                           request);
   });
 }
+
+#endif  // MPI_VERSION >= 4
 
 }  // extern "C"

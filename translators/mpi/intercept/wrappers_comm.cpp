@@ -112,7 +112,7 @@ void report(Call call, MPI_Comm parent, MPI_Comm newcomm, bool same_group,
 
 // A string tag (MPI 4 "from group" constructors) as the integer tag the
 // translator keys on.
-int string_tag(const char* s) {
+[[maybe_unused]] int string_tag(const char* s) {
   std::uint64_t h = 0x5354524947ULL;
   for (; s && *s; ++s) h = vcx::hash_combine(h, static_cast<unsigned char>(*s));
   return static_cast<int>(h & 0x7fffffff);
@@ -141,12 +141,14 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   return rc;
 }
 
+#if MPI_VERSION >= 4
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
                             MPI_Request* request) {
   const int rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
   if (rc == MPI_SUCCESS) report(Call::Comm_idup_with_info, comm, *newcomm, true);
   return rc;
 }
+#endif  // MPI_VERSION >= 4
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   const int rc = PMPI_Comm_split(comm, color, key, newcomm);
@@ -174,6 +176,7 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* new
   return rc;
 }
 
+#if MPI_VERSION >= 4
 int MPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info info,
                                MPI_Errhandler errhandler, MPI_Comm* newcomm) {
   const int rc = PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
@@ -182,6 +185,7 @@ int MPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info 
            string_tag(stringtag));
   return rc;
 }
+#endif  // MPI_VERSION >= 4
 
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                          int remote_leader, int tag, MPI_Comm* newintercomm) {
@@ -192,6 +196,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
   return rc;
 }
 
+#if MPI_VERSION >= 4
 int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
                                      MPI_Group remote_group, int remote_leader,
                                      const char* stringtag, MPI_Info info,
@@ -204,6 +209,7 @@ int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
            CommContext::Intercomm, string_tag(stringtag));
   return rc;
 }
+#endif  // MPI_VERSION >= 4
 
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   const int rc = PMPI_Intercomm_merge(intercomm, high, newintracomm);

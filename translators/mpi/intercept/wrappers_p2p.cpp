@@ -123,7 +123,8 @@ int matched_recv(Call call, MPI_Message* message, MPI_Status* status, F&& pmpi) 
   Runtime& rt = runtime();
   if (!rt.active()) return pmpi(status);
   const MPI_Message saved = *message;
-  // Message handles come from MPICH's request pool: named like requests.
+  // Message handles are named like requests (MPICH takes them from its
+  // request pool).
   const std::uint64_t message_id = rt.request_id(saved);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
@@ -208,38 +209,46 @@ int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, M
   return blocking_send(Call::Send, SendMode::Standard, comm, dest, tag,
                        [&] { return PMPI_Send(buf, count, type, dest, tag, comm); });
 }
+#if MPI_VERSION >= 4
 int MPI_Send_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                MPI_Comm comm) {
   return blocking_send(Call::Send_c, SendMode::Standard, comm, dest, tag,
                        [&] { return PMPI_Send_c(buf, count, type, dest, tag, comm); });
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   return blocking_send(Call::Bsend, SendMode::Buffered, comm, dest, tag,
                        [&] { return PMPI_Bsend(buf, count, type, dest, tag, comm); });
 }
+#if MPI_VERSION >= 4
 int MPI_Bsend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                 MPI_Comm comm) {
   return blocking_send(Call::Bsend_c, SendMode::Buffered, comm, dest, tag,
                        [&] { return PMPI_Bsend_c(buf, count, type, dest, tag, comm); });
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   return blocking_send(Call::Rsend, SendMode::Ready, comm, dest, tag,
                        [&] { return PMPI_Rsend(buf, count, type, dest, tag, comm); });
 }
+#if MPI_VERSION >= 4
 int MPI_Rsend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                 MPI_Comm comm) {
   return blocking_send(Call::Rsend_c, SendMode::Ready, comm, dest, tag,
                        [&] { return PMPI_Rsend_c(buf, count, type, dest, tag, comm); });
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   return blocking_send(Call::Ssend, SendMode::Synchronous, comm, dest, tag,
                        [&] { return PMPI_Ssend(buf, count, type, dest, tag, comm); });
 }
+#if MPI_VERSION >= 4
 int MPI_Ssend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                 MPI_Comm comm) {
   return blocking_send(Call::Ssend_c, SendMode::Synchronous, comm, dest, tag,
                        [&] { return PMPI_Ssend_c(buf, count, type, dest, tag, comm); });
 }
+#endif  // MPI_VERSION >= 4
 
 // ---- non-blocking sends ----
 
@@ -249,48 +258,56 @@ int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
     return PMPI_Isend(buf, count, type, dest, tag, comm, request);
   });
 }
+#if MPI_VERSION >= 4
 int MPI_Isend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                 MPI_Comm comm, MPI_Request* request) {
   return nonblocking_send(Call::Isend_c, SendMode::Standard, comm, dest, tag, request, [&] {
     return PMPI_Isend_c(buf, count, type, dest, tag, comm, request);
   });
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request* request) {
   return nonblocking_send(Call::Ibsend, SendMode::Buffered, comm, dest, tag, request, [&] {
     return PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
   });
 }
+#if MPI_VERSION >= 4
 int MPI_Ibsend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                  MPI_Comm comm, MPI_Request* request) {
   return nonblocking_send(Call::Ibsend_c, SendMode::Buffered, comm, dest, tag, request, [&] {
     return PMPI_Ibsend_c(buf, count, type, dest, tag, comm, request);
   });
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request* request) {
   return nonblocking_send(Call::Irsend, SendMode::Ready, comm, dest, tag, request, [&] {
     return PMPI_Irsend(buf, count, type, dest, tag, comm, request);
   });
 }
+#if MPI_VERSION >= 4
 int MPI_Irsend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                  MPI_Comm comm, MPI_Request* request) {
   return nonblocking_send(Call::Irsend_c, SendMode::Ready, comm, dest, tag, request, [&] {
     return PMPI_Irsend_c(buf, count, type, dest, tag, comm, request);
   });
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request* request) {
   return nonblocking_send(Call::Issend, SendMode::Synchronous, comm, dest, tag, request, [&] {
     return PMPI_Issend(buf, count, type, dest, tag, comm, request);
   });
 }
+#if MPI_VERSION >= 4
 int MPI_Issend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                  MPI_Comm comm, MPI_Request* request) {
   return nonblocking_send(Call::Issend_c, SendMode::Synchronous, comm, dest, tag, request, [&] {
     return PMPI_Issend_c(buf, count, type, dest, tag, comm, request);
   });
 }
+#endif  // MPI_VERSION >= 4
 
 // ---- persistent sends ----
 
@@ -300,48 +317,56 @@ int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int t
     return PMPI_Send_init(buf, count, type, dest, tag, comm, request);
   });
 }
+#if MPI_VERSION >= 4
 int MPI_Send_init_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                     MPI_Comm comm, MPI_Request* request) {
   return send_init(Call::Send_init_c, SendMode::Standard, comm, dest, tag, request, [&] {
     return PMPI_Send_init_c(buf, count, type, dest, tag, comm, request);
   });
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                    MPI_Comm comm, MPI_Request* request) {
   return send_init(Call::Bsend_init, SendMode::Buffered, comm, dest, tag, request, [&] {
     return PMPI_Bsend_init(buf, count, type, dest, tag, comm, request);
   });
 }
+#if MPI_VERSION >= 4
 int MPI_Bsend_init_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                      MPI_Comm comm, MPI_Request* request) {
   return send_init(Call::Bsend_init_c, SendMode::Buffered, comm, dest, tag, request, [&] {
     return PMPI_Bsend_init_c(buf, count, type, dest, tag, comm, request);
   });
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Rsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                    MPI_Comm comm, MPI_Request* request) {
   return send_init(Call::Rsend_init, SendMode::Ready, comm, dest, tag, request, [&] {
     return PMPI_Rsend_init(buf, count, type, dest, tag, comm, request);
   });
 }
+#if MPI_VERSION >= 4
 int MPI_Rsend_init_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                      MPI_Comm comm, MPI_Request* request) {
   return send_init(Call::Rsend_init_c, SendMode::Ready, comm, dest, tag, request, [&] {
     return PMPI_Rsend_init_c(buf, count, type, dest, tag, comm, request);
   });
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Ssend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                    MPI_Comm comm, MPI_Request* request) {
   return send_init(Call::Ssend_init, SendMode::Synchronous, comm, dest, tag, request, [&] {
     return PMPI_Ssend_init(buf, count, type, dest, tag, comm, request);
   });
 }
+#if MPI_VERSION >= 4
 int MPI_Ssend_init_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                      MPI_Comm comm, MPI_Request* request) {
   return send_init(Call::Ssend_init_c, SendMode::Synchronous, comm, dest, tag, request, [&] {
     return PMPI_Ssend_init_c(buf, count, type, dest, tag, comm, request);
   });
 }
+#endif  // MPI_VERSION >= 4
 
 // ---- receives ----
 
@@ -351,36 +376,42 @@ int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     return PMPI_Recv(buf, count, type, source, tag, comm, st);
   });
 }
+#if MPI_VERSION >= 4
 int MPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                MPI_Status* status) {
   return blocking_recv(Call::Recv_c, comm, source, tag, status, [&](MPI_Status* st) {
     return PMPI_Recv_c(buf, count, type, source, tag, comm, st);
   });
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request* request) {
   return post_recv(Call::Irecv, comm, source, tag, request, false, [&] {
     return PMPI_Irecv(buf, count, type, source, tag, comm, request);
   });
 }
+#if MPI_VERSION >= 4
 int MPI_Irecv_c(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                 MPI_Request* request) {
   return post_recv(Call::Irecv_c, comm, source, tag, request, false, [&] {
     return PMPI_Irecv_c(buf, count, type, source, tag, comm, request);
   });
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                   MPI_Request* request) {
   return post_recv(Call::Recv_init, comm, source, tag, request, true, [&] {
     return PMPI_Recv_init(buf, count, type, source, tag, comm, request);
   });
 }
+#if MPI_VERSION >= 4
 int MPI_Recv_init_c(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag,
                     MPI_Comm comm, MPI_Request* request) {
   return post_recv(Call::Recv_init_c, comm, source, tag, request, true, [&] {
     return PMPI_Recv_init_c(buf, count, type, source, tag, comm, request);
   });
 }
+#endif  // MPI_VERSION >= 4
 
 // ---- persistent requests ----
 
@@ -443,22 +474,26 @@ int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI
     return PMPI_Mrecv(buf, count, type, message, st);
   });
 }
+#if MPI_VERSION >= 4
 int MPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype type, MPI_Message* message,
                 MPI_Status* status) {
   return matched_recv(Call::Mrecv_c, message, status, [&](MPI_Status* st) {
     return PMPI_Mrecv_c(buf, count, type, message, st);
   });
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
                MPI_Request* request) {
   return matched_irecv(Call::Imrecv, message, request,
                        [&] { return PMPI_Imrecv(buf, count, type, message, request); });
 }
+#if MPI_VERSION >= 4
 int MPI_Imrecv_c(void* buf, MPI_Count count, MPI_Datatype type, MPI_Message* message,
                  MPI_Request* request) {
   return matched_irecv(Call::Imrecv_c, message, request,
                        [&] { return PMPI_Imrecv_c(buf, count, type, message, request); });
 }
+#endif  // MPI_VERSION >= 4
 
 // ---- combined send and receive ----
 
@@ -471,6 +506,7 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int 
                                          recvcount, recvtype, source, recvtag, comm, st);
                   });
 }
+#if MPI_VERSION >= 4
 int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
                    int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                    int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
@@ -480,6 +516,7 @@ int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                                            recvcount, recvtype, source, recvtag, comm, st);
                   });
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   return sendrecv(Call::Sendrecv_replace, dest, sendtag, source, recvtag, comm, status,
@@ -488,6 +525,7 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int 
                                                  comm, st);
                   });
 }
+#if MPI_VERSION >= 4
 int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype type, int dest, int sendtag,
                            int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   return sendrecv(Call::Sendrecv_replace_c, dest, sendtag, source, recvtag, comm, status,
@@ -528,5 +566,6 @@ int MPI_Isendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, i
                                     request);
   });
 }
+#endif  // MPI_VERSION >= 4
 
 }  // extern "C"

@@ -95,36 +95,42 @@ int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
   if (rc == MPI_SUCCESS) report_window(Call::Win_create, comm, *win);
   return rc;
 }
+#if MPI_VERSION >= 4
 int MPI_Win_create_c(void* base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                      MPI_Win* win) {
   const int rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
   if (rc == MPI_SUCCESS) report_window(Call::Win_create_c, comm, *win);
   return rc;
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
                      MPI_Win* win) {
   const int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
   if (rc == MPI_SUCCESS) report_window(Call::Win_allocate, comm, *win);
   return rc;
 }
+#if MPI_VERSION >= 4
 int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                        void* baseptr, MPI_Win* win) {
   const int rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
   if (rc == MPI_SUCCESS) report_window(Call::Win_allocate_c, comm, *win);
   return rc;
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                             void* baseptr, MPI_Win* win) {
   const int rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
   if (rc == MPI_SUCCESS) report_window(Call::Win_allocate_shared, comm, *win);
   return rc;
 }
+#if MPI_VERSION >= 4
 int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                               void* baseptr, MPI_Win* win) {
   const int rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
   if (rc == MPI_SUCCESS) report_window(Call::Win_allocate_shared_c, comm, *win);
   return rc;
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
   const int rc = PMPI_Win_create_dynamic(info, comm, win);
   if (rc == MPI_SUCCESS) report_window(Call::Win_create_dynamic, comm, *win);
@@ -235,6 +241,7 @@ int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datat
   return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                   target_count, target_datatype, win);
 }
+#if MPI_VERSION >= 4
 int MPI_Put_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
               MPI_Datatype target_datatype, MPI_Win win) {
@@ -243,6 +250,7 @@ int MPI_Put_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype orig
   return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                     target_count, target_datatype, win);
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
   record(Call::Get, RmaKind::Get, origin_addr, origin_count, origin_datatype, target_rank,
@@ -250,6 +258,7 @@ int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, i
   return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                   target_count, target_datatype, win);
 }
+#if MPI_VERSION >= 4
 int MPI_Get_c(void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
               MPI_Datatype target_datatype, MPI_Win win) {
@@ -258,6 +267,7 @@ int MPI_Get_c(void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_dat
   return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                     target_count, target_datatype, win);
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
                    int target_rank, MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
@@ -266,6 +276,7 @@ int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origi
   return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                          target_count, target_datatype, op, win);
 }
+#if MPI_VERSION >= 4
 int MPI_Accumulate_c(const void* origin_addr, MPI_Count origin_count,
                      MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
                      MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
@@ -275,6 +286,7 @@ int MPI_Accumulate_c(const void* origin_addr, MPI_Count origin_count,
   return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                            target_count, target_datatype, op, win);
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
                        void* result_addr, int result_count, MPI_Datatype result_datatype,
                        int target_rank, MPI_Aint target_disp, int target_count,
@@ -285,6 +297,7 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype o
                              result_count, result_datatype, target_rank, target_disp,
                              target_count, target_datatype, op, win);
 }
+#if MPI_VERSION >= 4
 int MPI_Get_accumulate_c(const void* origin_addr, MPI_Count origin_count,
                          MPI_Datatype origin_datatype, void* result_addr, MPI_Count result_count,
                          MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
@@ -296,6 +309,7 @@ int MPI_Get_accumulate_c(const void* origin_addr, MPI_Count origin_count,
                                result_count, result_datatype, target_rank, target_disp,
                                target_count, target_datatype, op, win);
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
   record(Call::Fetch_and_op, RmaKind::FetchAndOp, origin_addr, 1, datatype, target_rank,
@@ -322,6 +336,7 @@ int MPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_data
            target_disp, target_count, target_datatype, win, request);
   return rc;
 }
+#if MPI_VERSION >= 4
 int MPI_Rput_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
@@ -332,6 +347,7 @@ int MPI_Rput_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype ori
            target_disp, target_count, target_datatype, win, request);
   return rc;
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
              MPI_Request* request) {
@@ -342,6 +358,7 @@ int MPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, 
            target_disp, target_count, target_datatype, win, request);
   return rc;
 }
+#if MPI_VERSION >= 4
 int MPI_Rget_c(void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
@@ -352,6 +369,7 @@ int MPI_Rget_c(void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
            target_disp, target_count, target_datatype, win, request);
   return rc;
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
                     int target_rank, MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request) {
@@ -362,6 +380,7 @@ int MPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype orig
            target_rank, target_disp, target_count, target_datatype, win, request);
   return rc;
 }
+#if MPI_VERSION >= 4
 int MPI_Raccumulate_c(const void* origin_addr, MPI_Count origin_count,
                       MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
@@ -373,6 +392,7 @@ int MPI_Raccumulate_c(const void* origin_addr, MPI_Count origin_count,
            target_rank, target_disp, target_count, target_datatype, win, request);
   return rc;
 }
+#endif  // MPI_VERSION >= 4
 int MPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
                         void* result_addr, int result_count, MPI_Datatype result_datatype,
                         int target_rank, MPI_Aint target_disp, int target_count,
@@ -387,6 +407,7 @@ int MPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype 
            request);
   return rc;
 }
+#if MPI_VERSION >= 4
 int MPI_Rget_accumulate_c(const void* origin_addr, MPI_Count origin_count,
                           MPI_Datatype origin_datatype, void* result_addr, MPI_Count result_count,
                           MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
@@ -401,5 +422,6 @@ int MPI_Rget_accumulate_c(const void* origin_addr, MPI_Count origin_count,
            request);
   return rc;
 }
+#endif  // MPI_VERSION >= 4
 
 }  // extern "C"

@@ -22,8 +22,8 @@ std::uint64_t announce_flag_write(Call call, shmem::FlagOp op, const volatile vo
   ev.width = static_cast<std::uint8_t>(width);
   ev.is_signed = is_signed ? 1 : 0;
   ev.pe = pe;
-  void* p = rt.client().begin_always_answered(static_cast<std::uint16_t>(Call::vcx_flag_write),
-                                              sizeof ev);
+  void* p = rt.client().begin_always_answered(
+      Model::Shmem, static_cast<std::uint16_t>(Call::vcx_flag_write), sizeof ev);
   if (!p) return 0;
   std::memcpy(p, &ev, sizeof ev);
   const std::uint64_t ticket = rt.client().commit();

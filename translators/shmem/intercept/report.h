@@ -30,12 +30,13 @@ class Runtime {
   void start(Call call, int thread_level);
   // Before pshmem_finalize: drain, say goodbye, detach.
   void stop();
-  bool active() const { return client_.active(); }
+  bool active() const { return client_.active(Model::Shmem); }
   intercept::ChannelClient& client() { return client_; }
 
   template <class T>
   std::uint64_t push(Call call, const T& payload, bool needs_reply) {
-    void* p = client_.begin(static_cast<std::uint16_t>(call), sizeof(T), needs_reply);
+    void* p =
+        client_.begin(Model::Shmem, static_cast<std::uint16_t>(call), sizeof(T), needs_reply);
     if (!p) return 0;
     *static_cast<T*>(p) = payload;
     return client_.commit();
@@ -43,14 +44,16 @@ class Runtime {
   // An event the tool answers even in no-stall mode, waited for.
   template <class T>
   void push_and_wait_always(Call call, const T& payload) {
-    void* p = client_.begin_always_answered(static_cast<std::uint16_t>(call), sizeof(T));
+    void* p =
+        client_.begin_always_answered(Model::Shmem, static_cast<std::uint16_t>(call), sizeof(T));
     if (!p) return;
     *static_cast<T*>(p) = payload;
     client_.wait_always(client_.commit());
   }
 
  private:
-  intercept::ChannelClient client_;
+  // Shared with the MPI interceptor in MPI+OpenSHMEM programs.
+  intercept::ChannelClient& client_ = intercept::process_client();
 };
 
 Runtime& runtime();

@@ -87,7 +87,12 @@ void Runtime::start(Call call, int thread_level) {
   push(call, ev, false);
 }
 
-void Runtime::stop() { client_.finish(static_cast<std::uint16_t>(Call::shmem_finalize)); }
+void Runtime::stop() {
+  client_.finish(Model::Shmem, static_cast<std::uint16_t>(Call::shmem_finalize));
+  // Open MPI's shmem_finalize finalises MPI as well, where the program also
+  // uses MPI (the MPI+OpenSHMEM interceptor): that analysis ends now too.
+  client_.end_other_models(Model::Shmem);
+}
 
 shmem::SymAddr symmetric_address(const volatile void* p) {
   const auto a = reinterpret_cast<std::uintptr_t>(p);

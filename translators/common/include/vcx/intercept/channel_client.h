@@ -4,6 +4,12 @@
 // and handle a tool that fails. The model's interceptor supplies only what
 // is its own: rank and size, how to abort the job, how to keep its library
 // progressing while the application waits, and its call names.
+//
+// A process has one client (process_client()), whatever number of models
+// its interceptor serves: an MPI+OpenSHMEM program sends the events of
+// both models through one channel, in program order. The first model to
+// start attaches, the others join; the channel detaches when the last of
+// them ends.
 #pragma once
 
 #include <cstddef>
@@ -29,31 +35,49 @@ struct ClientSetup {
   void (*progress)(void* ctx) = nullptr;
   // The name of an event type for messages ("MPI_Send").
   const char* (*call_name)(std::uint16_t call) = nullptr;
+  // Ends the model's analysis (its interceptor's own end, as at its
+  // finalisation) when another model's end takes its library down; may be
+  // null.
+  void (*end)() = nullptr;
 };
+
+class ChannelClient;
+// The process's client, shared by the models of one preloaded library.
+ChannelClient& process_client();
 
 class ChannelClient {
  public:
-  // Attaches to the tool if vcx-run started the program (else says so once,
-  // from rank 0, and stays inactive). A tool that cannot be reached aborts
-  // the job, or leaves the client inactive with VCX_ON_TOOL_FAILURE=continue.
-  // Returns whether the client is active.
+  // The model's start. The first model attaches to the tool if vcx-run
+  // started the program (else says so once, from rank 0, and stays
+  // inactive); a tool that cannot be reached aborts the job, or leaves the
+  // client inactive with VCX_ON_TOOL_FAILURE=continue. A later model joins
+  // the attached channel; its rank must be the same (an MPI rank is its
+  // PE), else the job is aborted. Returns whether the model's events reach
+  // the tool.
   bool attach(const ClientSetup& setup);
   // The model's end: pushes `finalize_call` and waits until the tool has
-  // processed every event, then detaches. Also marks the rank's ending as
-  // normal.
-  void finish(std::uint16_t finalize_call);
+  // processed every event; the last model to end detaches and marks the
+  // rank's ending as normal.
+  void finish(Model model, std::uint16_t finalize_call);
+  // The end of `model` ends the other models' libraries too (Open MPI's
+  // shmem_finalize finalises MPI): ends their analysis, before that
+  // happens.
+  void end_other_models(Model model);
 
+  // Whether the channel is attached (any model).
   bool active() const { return active_; }
+  // Whether the model started and its events reach the tool.
+  bool active(Model model) const { return active_ && joined_[index(model)]; }
   bool no_stall() const { return no_stall_; }
-  bool serialised() const { return setup_.serialise; }
-  int world_rank() const { return setup_.world_rank; }
+  bool serialised() const { return serialise_; }
+  int world_rank() const { return world_rank_; }
 
   // Reserves an event of `payload` bytes; nullptr when inactive (or the tool
   // failed and the policy is to continue). Must be followed by commit().
-  void* begin(std::uint16_t call, std::size_t payload, bool needs_reply);
+  void* begin(Model model, std::uint16_t call, std::size_t payload, bool needs_reply);
   // An event the tool must answer even in no-stall mode (it decides an
   // order the application then follows).
-  void* begin_always_answered(std::uint16_t call, std::size_t payload);
+  void* begin_always_answered(Model model, std::uint16_t call, std::size_t payload);
   // Publishes the event; returns the ticket to wait() on: its sequence
   // number if it asked for a reply, else 0.
   std::uint64_t commit();
@@ -71,7 +95,20 @@ class ChannelClient {
   void tool_failed(const char* what);
 
  private:
-  ClientSetup setup_{};
+  static constexpr std::size_t kModels = 8;
+  static std::size_t index(Model m) { return static_cast<std::size_t>(m) & (kModels - 1); }
+  bool join(const ClientSetup& setup);
+  const char* call_name(Model model, std::uint16_t call) const;
+
+  int world_rank_ = -1;
+  int world_size_ = 0;
+  bool serialise_ = false;
+  bool attempted_ = false;  // some model started (attached or not)
+  void (*abort_job_)(int status) = nullptr;
+  bool joined_[kModels] = {};
+  int joined_count_ = 0;
+  const char* (*call_names_[kModels])(std::uint16_t call) = {};
+  void (*ends_[kModels])() = {};
   bool active_ = false;
   bool no_stall_ = false;
   bool reply_wanted_ = false;

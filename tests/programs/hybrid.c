@@ -1,0 +1,114 @@
+/* An MPI+OpenSHMEM program: one Open MPI process per rank using both
+ * models, so that clocks flow through MPI messages and OpenSHMEM
+ * synchronisation alike. Each of ROUNDS rounds:
+ *
+ *   1. MPI token ring: rank 0 sends to the right and receives from the
+ *      left, every other rank receives, then sends (MPI_Send/MPI_Recv);
+ *   2. OpenSHMEM flag: each PE writes the round number into its right
+ *      neighbour's flag with shmem_long_p and waits for its own with
+ *      shmem_long_wait_until;
+ *   3. MPI exchange with both neighbours: MPI_Irecv, MPI_Isend, MPI_Waitall;
+ *   4. OpenSHMEM put of the round's data to the right, shmem_barrier_all;
+ *   5. OpenSHMEM lock: shmem_set_lock, a get and put of a counter at PE 0,
+ *      shmem_clear_lock (the lock order is whatever the run takes);
+ *   6. MPI_Allreduce of what arrived.
+ *
+ * MPI ranks are PE numbers (checked). Built with oshcc, which links Open
+ * MPI's libmpi beside liboshmem. Both models log into one ground-truth
+ * file (gt.c and shmem_gt.c share its stream) in program order. Prints what
+ * arrived and the counter's final value, the same with and without vcx. */
+#include <mpi.h>
+#include <shmem.h>
+#include <stdio.h>
+
+#include "gt.h"
+#include "shmem_gt.h"
+
+#define ROUNDS 3
+#define MSG 4
+
+static long flag;       /* symmetric: written by the left neighbour */
+static int box[MSG];    /* symmetric: the left neighbour's put */
+static long lock;       /* symmetric */
+static long counter;    /* symmetric; used at PE 0 under the lock */
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  shmem_init();
+  gt_init();
+  sgt_init_stream(gt_log_stream());
+  const int me = gt_rank(), n = gt_size();
+  if (shmem_my_pe() != me || shmem_n_pes() != n)
+    gt_fail("PE %d of %d is MPI rank %d of %d", shmem_my_pe(), shmem_n_pes(), me, n);
+  const MPI_Comm W = MPI_COMM_WORLD;
+  const int right = (me + 1) % n, left = (me - 1 + n) % n;
+  unsigned long sum = 0;
+  long arrived = 0;
+  int buf[MSG], lbuf[MSG], rbuf[MSG];
+
+  for (int round = 1; round <= ROUNDS; ++round) {
+    /* 1 */
+    if (me == 0) {
+      gt_send("std", buf, MSG, right, 1, W);
+      sum += gt_recv(buf, MSG, left, 1, W, NULL);
+    } else {
+      sum += gt_recv(buf, MSG, left, 1, W, NULL);
+      gt_send("std", buf, MSG, right, 1, W);
+    }
+
+    /* 2: the round-th write to each PE's flag */
+    shmem_long_p(&flag, round, right);
+    sgt_flag_write("shmem_long_p", "flag", right, "store", round, round);
+    shmem_long_wait_until(&flag, SHMEM_CMP_EQ, round);
+    sgt_flag_wait("shmem_long_wait_until", "flag", *(volatile long *)&flag, round);
+
+    /* 3 */
+    gt_reqs reqs;
+    gt_reqs_init(&reqs);
+    gt_irecv(&reqs, lbuf, MSG, left, 2, W);
+    gt_irecv(&reqs, rbuf, MSG, right, 3, W);
+    int sbuf1[MSG], sbuf2[MSG];
+    gt_isend(&reqs, "std", sbuf1, MSG, right, 2, W);
+    gt_isend(&reqs, "std", sbuf2, MSG, left, 3, W);
+    gt_complete(&reqs, GT_WAITALL);
+    sum += reqs.digest;
+
+    /* 4 */
+    int data[MSG];
+    for (int i = 0; i < MSG; ++i) data[i] = 100 * round + 10 * me + i;
+    shmem_int_put(box, data, MSG, right);
+    shmem_barrier_all();
+    sgt_world("shmem_barrier_all");
+    for (int i = 0; i < MSG; ++i)
+      if (box[i] != 100 * round + 10 * left + i) gt_fail("round %d: wrong data from the left", round);
+    arrived += box[MSG - 1];
+
+    /* 5 */
+    sgt_set_lock(&lock, 0);
+    const long c = shmem_long_g(&counter, 0);
+    shmem_long_p(&counter, c + me + 1, 0);
+    shmem_quiet();
+    sgt_clear_lock(&lock, 0);
+
+    /* 6 */
+    long total = 0;
+    MPI_Allreduce(&arrived, &total, 1, MPI_LONG, MPI_SUM, W);
+    gt_log_coll("MPI_Allreduce", "all_to_all", W, -1);
+    if (me == 0) printf("round %d: %ld arrived in all\n", round, total);
+  }
+
+  shmem_barrier_all();
+  sgt_world("shmem_barrier_all");
+  if (me == 0) printf("counter %ld\n", shmem_long_g(&counter, 0));
+  printf("rank %d: %ld arrived, checksum %lu\n", me, arrived, sum);
+  sgt_finalize();
+  gt_finalize();
+  /* Open MPI's shmem_finalize finalises MPI too (and MPI_Finalize before
+   * it would leave OpenSHMEM nothing to finalise with): MPI_Finalize only
+   * where the library has not. */
+  shmem_finalize();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+  return 0;
+}
