@@ -12,6 +12,10 @@
  *   5. OpenSHMEM lock: shmem_set_lock, a get and put of a counter at PE 0,
  *      shmem_clear_lock (the lock order is whatever the run takes);
  *   6. MPI_Allreduce of what arrived.
+ * Then non-blocking collectives on a one-member communicator, pending
+ * together and completed last first: Open MPI returns one shared,
+ * predefined request for all of them, and each must still complete its
+ * own instance.
  *
  * MPI ranks are PE numbers (checked). Built with oshcc, which links Open
  * MPI's libmpi beside liboshmem. Both models log into one ground-truth
@@ -95,6 +99,33 @@ int main(int argc, char **argv) {
     MPI_Allreduce(&arrived, &total, 1, MPI_LONG, MPI_SUM, W);
     gt_log_coll("MPI_Allreduce", "all_to_all", W, -1);
     if (me == 0) printf("round %d: %ld arrived in all\n", round, total);
+  }
+
+  {
+    MPI_Comm lone;
+    MPI_Comm_split(W, me, 0, &lone);
+    char lone_name[32];
+    snprintf(lone_name, sizeof lone_name, "lone.r%d", me);
+    gt_comm_add(lone, lone_name);
+    gt_reqs s;
+    gt_reqs_init(&s);
+    long in = me + 1, out[2] = {0, 0};
+    MPI_Request r;
+    gt_req info;
+    MPI_Ibarrier(lone, &r);
+    gt_req_send(&info);
+    gt_log_icoll("MPI_Ibarrier", "all_to_all", lone, -1, &info);
+    gt_reqs_add(&s, r, &info, 0, 0);
+    for (int k = 0; k < 2; ++k) {
+      MPI_Iallreduce(&in, &out[k], 1, MPI_LONG, MPI_SUM, lone, &r);
+      gt_req_send(&info);
+      gt_log_icoll("MPI_Iallreduce", "all_to_all", lone, -1, &info);
+      gt_reqs_add(&s, r, &info, 0, 0);
+    }
+    gt_complete(&s, GT_WAIT_EACH);
+    if (out[0] != in || out[1] != in) gt_fail("lone Iallreduce got %ld, %ld", out[0], out[1]);
+    gt_comm_remove(lone);
+    MPI_Comm_free(&lone);
   }
 
   shmem_barrier_all();

@@ -59,8 +59,8 @@ int blocking_collective(mpi::Call call, MPI_Comm comm, int root, F&& pmpi) {
   return rc;
 }
 
-// MPICH hands out one predefined, already complete request for every
-// non-blocking collective that completes at once (e.g. on a one-member
+// MPICH and Open MPI hand out one predefined, already complete request for
+// every non-blocking collective that completes at once (e.g. on a one-member
 // communicator), so two such requests pending together share a handle and
 // their completions could not be told apart. Each gets a completed
 // generalized request of its own instead.
@@ -77,19 +77,20 @@ inline int done_cancel(void*, int) { return MPI_SUCCESS; }
 }  // namespace detail
 
 inline void make_request_unique(MPI_Request* request) {
+  if (*request == MPI_REQUEST_NULL) return;
 #ifdef MPICH
   // MPICH's handle kind (bits 31..30): 1 is a predefined (builtin) object.
-  const auto h = static_cast<std::uint32_t>(*request);
-  if (*request == MPI_REQUEST_NULL || (h >> 30) != 1u) return;
+  if ((static_cast<std::uint32_t>(*request) >> 30) != 1u) return;
+#else
+  // Open MPI's: found at the start (Runtime::find_shared_done_request).
+  if (*request != runtime().shared_done_request()) return;
+#endif
   MPI_Request own = MPI_REQUEST_NULL;
   if (PMPI_Grequest_start(detail::done_query, detail::done_free, detail::done_cancel, nullptr,
                           &own) != MPI_SUCCESS)
     return;
   PMPI_Grequest_complete(own);
   *request = own;
-#else
-  (void)request;
-#endif
 }
 
 template <class F>

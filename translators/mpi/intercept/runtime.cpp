@@ -85,6 +85,7 @@ void Runtime::start(int thread_level) {
   setup.end = [] { runtime().stop(); };
   if (!client_.attach(setup)) return;
   serialise_ = setup.serialise;
+  find_shared_done_request();
   start_progress();
 
   mpi::InitEvent ev{};
@@ -94,6 +95,24 @@ void Runtime::start(int thread_level) {
   ev.world_size = world_size;
   ev.thread_level = thread_level;
   push(mpi::Call::Init, ev, false);
+}
+
+// Open MPI hands out one predefined, already complete request for every
+// non-blocking collective that completes at once (on a one-member
+// communicator); MPICH's such requests are recognised by their handle kind
+// (collective_support.h). Two one-member barriers name it if it exists.
+void Runtime::find_shared_done_request() {
+#ifndef MPICH
+  MPI_Request first = MPI_REQUEST_NULL, second = MPI_REQUEST_NULL;
+  if (PMPI_Ibarrier(MPI_COMM_SELF, &first) != MPI_SUCCESS) return;
+  if (PMPI_Ibarrier(MPI_COMM_SELF, &second) != MPI_SUCCESS) {
+    PMPI_Wait(&first, MPI_STATUS_IGNORE);
+    return;
+  }
+  if (first == second && first != MPI_REQUEST_NULL) shared_done_request_ = first;
+  PMPI_Wait(&second, MPI_STATUS_IGNORE);
+  PMPI_Wait(&first, MPI_STATUS_IGNORE);
+#endif
 }
 
 void Runtime::stop() {

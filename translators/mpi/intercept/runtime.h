@@ -63,6 +63,10 @@ class Runtime {
   std::uint64_t commit() { return client_.commit(); }
   void wait(std::uint64_t ticket) { client_.wait(ticket); }
   void wait_always(std::uint64_t ticket) { client_.wait_always(ticket); }
+  // The one request a runtime hands out for every non-blocking collective
+  // that is complete at once, shared by all of them (MPI_REQUEST_NULL when
+  // it has none, or marks it otherwise as MPICH does).
+  MPI_Request shared_done_request() const { return shared_done_request_; }
 
   template <class T>
   std::uint64_t push(mpi::Call call, const T& payload, bool needs_reply) {
@@ -147,6 +151,8 @@ class Runtime {
   void insert(std::uint64_t key, RequestKind k, bool persistent, bool active);
   void erase(std::uint64_t key);
   std::vector<Entry> requests_ = std::vector<Entry>(256);
+  void find_shared_done_request();
+  MPI_Request shared_done_request_ = MPI_REQUEST_NULL;
   std::size_t request_count_ = 0;
   // Generation of each request handle MPI has returned (MPI_THREAD_MULTIPLE).
   std::unordered_map<std::uint64_t, std::uint32_t> generations_;
