@@ -157,9 +157,9 @@ def run_step(name, argv, workdir, timeout, env_extra=None, stdout_path=None) -> 
     return step
 
 
-def oracle_call(*args) -> tuple:
+def oracle_call(*args, **kwargs) -> tuple:
     out, err = io.StringIO(), io.StringIO()
-    code = oracle.run(*args, out=out, err=err)
+    code = oracle.run(*args, out=out, err=err, **kwargs)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -267,14 +267,15 @@ def run_case(args, work) -> None:
         failures.append(progress(tool_gt, trace_file, args.n))
 
     partial = " (of an unsuccessful tool run)" if failures else ""
-    code, out, err = oracle_call(tool_gt, trace_file, args.n, False, args.max_diffs)
+    code, out, err = oracle_call(tool_gt, trace_file, args.n, False, args.max_diffs,
+                                 flag_merges=not args.no_flag_merges)
     if code == oracle.EXIT_ORACLE_ERROR:
         failures.append(f"oracle could not evaluate the tool run's ground truth{partial}:\n"
                         f"{err}" + (tool.describe() if tool else ""))
     elif code != oracle.EXIT_OK:
         failures.append(f"clocks differ from the oracle{partial}:\n{out}{err}"
                         f"  oracle command: "
-                        f"{shlex.join(oracle_cli(tool_gt, trace_file, args.n))}\n"
+                        f"{shlex.join(oracle_cli(tool_gt, trace_file, args.n, args.no_flag_merges))}\n"
                         + (tool.describe() if tool else ""))
     if failures:
         if code == oracle.EXIT_OK:
@@ -338,9 +339,9 @@ def progress(gt_dir, trace_file, n) -> str:
     return "\n".join(out)
 
 
-def oracle_cli(gt, trace, n) -> list:
+def oracle_cli(gt, trace, n, no_flag_merges=False) -> list:
     return [sys.executable, os.path.join(HERE, "..", "oracle", "oracle.py"), "--gt", gt,
-            "--trace", trace, "-n", str(n)]
+            "--trace", trace, "-n", str(n)] + (["--no-flag-merges"] if no_flag_merges else [])
 
 
 def parse(argv):
@@ -368,6 +369,9 @@ def parse(argv):
                     help="native run and oracle self-check only")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir on success")
     ap.add_argument("--max-diffs", type=int, default=10)
+    ap.add_argument("--no-flag-merges", action="store_true",
+                    help="the oracle's OpenSHMEM flag waits merge no writes "
+                         "(for vcx-run --shmem-flags off)")
     ap.add_argument("program_args", nargs="*", help="after --")
     args = ap.parse_args(argv)
     if not args.self_check_only and not (args.vcx_run and args.vcx_trace):

@@ -223,6 +223,9 @@ class Result:
     annot: "_Annot"
     shmem_locks: "_ShmemLocks"
     shmem_flags: "_ShmemFlags"
+    # Whether flag waits merge the writes they read (vcx-run --shmem-flags
+    # on, the default); with off they merge nothing.
+    flag_merges: bool = True
 
 
 # --------------------------------------------------------------------------
@@ -1139,8 +1142,9 @@ def _sources(res: Result, c: Call) -> List[Tuple[Call, int]]:
         elif w[0] == "slock":
             out.extend((s, TICK) for s in res.shmem_locks.sources(w))
         elif w[0] == "sflag":
-            out.extend((x.prev, CLOCK) for x in res.shmem_flags.sources(w)
-                       if x.prev is not None)
+            if res.flag_merges:
+                out.extend((x.prev, CLOCK) for x in res.shmem_flags.sources(w)
+                           if x.prev is not None)
         else:
             co = res.collectives[w[1]]
             out.extend((co.sig_call[s], TICK) for s in co.sources[c.rank])
@@ -1152,7 +1156,8 @@ def _node_name(node: Tuple[Call, int]) -> str:
     return f"{c.where()} [{'tick' if part == TICK else 'clock'}]"
 
 
-def evaluate(gt: Dict[int, List[dict]], n: Optional[int] = None) -> Result:
+def evaluate(gt: Dict[int, List[dict]], n: Optional[int] = None,
+             flag_merges: bool = True) -> Result:
     """Compute the clock of every clocked call. gt: rank -> list of call
     objects as logged. Raises OracleError on inconsistent ground truth."""
     if n is None:
@@ -1160,6 +1165,7 @@ def evaluate(gt: Dict[int, List[dict]], n: Optional[int] = None) -> Result:
     if n <= 0:
         raise OracleError("no ranks")
     res = _analyse(gt, n)
+    res.flag_merges = flag_merges
 
     # Nodes are (call, part); ids index the flat arrays below.
     nodes: List[Tuple[Call, int]] = []
@@ -1364,12 +1370,12 @@ def format_clocks(res: Result) -> List[str]:
 
 
 def run(gt_dir: str, trace_path: Optional[str], n: Optional[int], self_check: bool = False,
-        max_report: int = 10, out=None, err=None) -> int:
+        max_report: int = 10, out=None, err=None, flag_merges: bool = True) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
     try:
         gt = load_ground_truth(gt_dir, n)
-        res = evaluate(gt, len(gt))
+        res = evaluate(gt, len(gt), flag_merges)
     except OracleError as e:
         print(f"ORACLE ERROR: {e}", file=err)
         return EXIT_ORACLE_ERROR
@@ -1409,10 +1415,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--self-check", action="store_true",
                     help="only evaluate the ground truth and print the computed clocks")
     ap.add_argument("--max-diffs", type=int, default=10, help="mismatches to show")
+    ap.add_argument("--no-flag-merges", action="store_true",
+                    help="OpenSHMEM flag waits merge no writes (vcx-run --shmem-flags off)")
     args = ap.parse_args(argv)
     if not args.self_check and not args.trace:
         ap.error("--trace is required unless --self-check is given")
-    return run(args.gt, args.trace, args.n, args.self_check, args.max_diffs)
+    return run(args.gt, args.trace, args.n, args.self_check, args.max_diffs,
+               flag_merges=not args.no_flag_merges)
 
 
 if __name__ == "__main__":

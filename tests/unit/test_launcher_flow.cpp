@@ -284,6 +284,7 @@ TEST_CASE("launcher flow: a clean run", "[launcher][flow]") {
   CHECK(at("--translators") == "mpi");
   CHECK(at("--modules") == "vclock");
   CHECK(std::find(args.begin(), args.end(), "--no-stall") == args.end());
+  CHECK(std::find(args.begin(), args.end(), "--no-shmem-flags") == args.end());
   CHECK_FALSE(contains(f.file("args-0"), token));
   CHECK_FALSE(contains(r.err, token));
 
@@ -309,7 +310,8 @@ TEST_CASE("launcher flow: a quiet clean run says nothing", "[launcher][flow]") {
 TEST_CASE("launcher flow: tracing and module options reach the tools", "[launcher][flow]") {
   Fixture f;
   const Result r = f.run(
-      {"-n", "2", "--trace", "traces/run1", "--no-stall", "--modules", "race,trace", "--", "true"},
+      {"-n", "2", "--trace", "traces/run1", "--no-stall", "--modules", "race,trace",
+       "--shmem-flags", "off", "--", "true"},
       f.dir.path);
   INFO(r.err);
   CHECK(r.status.code == 0);
@@ -319,6 +321,16 @@ TEST_CASE("launcher flow: tracing and module options reach the tools", "[launche
   CHECK(contains(args, "--modules\nvclock,trace,race\n"));
   CHECK(contains(args, "--option\ntrace.dir=" + trace + "\n"));
   CHECK(contains(args, "--no-stall\n"));
+  CHECK(contains(args, "--no-shmem-flags\n"));
+}
+
+TEST_CASE("launcher flow: --shmem-flags takes on or off", "[launcher][flow]") {
+  Fixture f;
+  const Result r = f.run({"-n", "2", "--shmem-flags", "maybe", "--", "true"});
+  CHECK(r.status.code == 64);
+  CHECK(contains(r.err, "vcx: "));
+  CHECK(contains(r.err, "shmem-flags"));
+  CHECK_FALSE(f.sessions_left());
 }
 
 TEST_CASE("launcher flow: the application's exit status is returned", "[launcher][flow]") {

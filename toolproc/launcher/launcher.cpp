@@ -523,6 +523,7 @@ std::vector<std::string> tool_command(const Plan& plan, const std::string& sessi
     cmd.push_back("trace.dir=" + *plan.trace_dir);
   }
   if (plan.options.no_stall) cmd.push_back("--no-stall");
+  if (plan.options.shmem_flags == "off") cmd.push_back("--no-shmem-flags");
   if (tools_share_app_cores(plan.placement)) cmd.push_back("--shared-core");
   if (const auto& ns = plan.options.tool_spin_ns) append(cmd, {"--spin-ns", std::to_string(*ns)});
   if (const auto& ns = plan.options.app_spin_ns) append(cmd, {"--app-spin-ns", std::to_string(*ns)});

@@ -44,6 +44,10 @@ po::options_description settings_table() {
      "read it with 'vcx-trace export DIR'")
     ("no-stall", po::bool_switch(),
      "offline mode: never stall the application; the tools catch up and compute the same clocks")
+    ("shmem-flags", po::value<std::string>()->value_name("on|off"),
+     "OpenSHMEM: on (default) registers every write that may set a flag at the target PE's "
+     "tool before it happens, so that waits merge it; off skips that (each such write then "
+     "costs no round trip, and only annotations order flag waits)")
     ("modules", po::value<std::vector<std::string>>()->composing()->value_name("a,b"),
      "further tool modules to load, comma-separated (e.g. race,matches); may be repeated")
     ("on-tool-failure", po::value<std::string>()->value_name("abort|continue"),
@@ -366,7 +370,8 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
   };
   const Choice choices[] = {{"channel", &o.channel, {"shm", "tcp"}},
                             {"transport", &o.transport, {"tcp", "mpi"}},
-                            {"on-tool-failure", &o.on_tool_failure, {"abort", "continue"}}};
+                            {"on-tool-failure", &o.on_tool_failure, {"abort", "continue"}},
+                            {"shmem-flags", &o.shmem_flags, {"on", "off"}}};
   for (const Choice& c : choices) {
     if (!vm.count(c.key)) continue;
     const std::string v = vm[c.key].as<std::string>();

@@ -35,6 +35,7 @@ struct LaunchOptions {
   std::string transport = "tcp";           // tool ↔ tool: tcp | mpi
   std::optional<LauncherKind> launcher;    // nullopt: detect
   std::string on_tool_failure = "abort";   // abort | continue
+  std::string shmem_flags = "on";          // on | off: register OpenSHMEM flag writes
   // Polling before sleeping (ns): the idle tool, and the application waiting
   // for its tool; nullopt: the tool's defaults.
   std::optional<std::uint64_t> tool_spin_ns;

@@ -40,6 +40,7 @@ std::vector<std::string> split_list(const std::vector<std::string>& in) {
 bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
   po::options_description desc("vcx-toolproc (started by vcx-run)");
   std::vector<std::string> translators, modules, options;
+  bool no_shmem_flags = false;
   desc.add_options()
       ("help", "this text")
       ("session", po::value(&o.session_dir)->required(), "session directory")
@@ -49,6 +50,8 @@ bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
       ("modules", po::value(&modules)->multitoken(), "module plugins (comma separated)")
       ("option", po::value(&options)->multitoken(), "plugin option key=value")
       ("no-stall", po::bool_switch(&o.no_stall), "never make the application wait")
+      ("no-shmem-flags", po::bool_switch(&no_shmem_flags),
+       "OpenSHMEM: do not register flag writes; waits merge no writes")
       ("ring-bytes", po::value(&o.ring_bytes)->default_value(o.ring_bytes), "event ring size")
       ("shared-core", po::bool_switch(&o.shared_core),
        "shares cores with application ranks: poll only while the application waits for an "
@@ -75,6 +78,7 @@ bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
     }
     po::notify(vm);
     if (o.shared_core) o.app_spin_ns = 0;
+    o.shmem_flags = !no_shmem_flags;
     if (vm.count("app-spin-ns")) o.app_spin_ns = vm["app-spin-ns"].as<std::uint32_t>();
   } catch (const std::exception& e) {
     std::cerr << "vcx-toolproc: " << e.what() << "\n";

@@ -16,6 +16,9 @@ struct ToolOptions {
   std::vector<std::string> translators{"mpi"};
   std::vector<std::string> modules;
   bool no_stall = false;
+  // OpenSHMEM flag writes are registered at their target's tool before they
+  // happen, so that waits merge them (docs/clock-rules.md, "Flags").
+  bool shmem_flags = true;
   std::uint64_t ring_bytes = 4u << 20;
   // Polling before sleeping: this tool when idle, and its application when
   // it waits for an answer. A tool that shares cores with application ranks

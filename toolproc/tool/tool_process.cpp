@@ -217,7 +217,8 @@ AppListener::Decision ToolProcess::admit_app(const channel::AttachHello& hello) 
     return refuse(channel::AttachStatus::RankMismatch,
                   "application rank " + std::to_string(hello.world_rank) +
                       " connected to tool rank " + std::to_string(rank_.value));
-  const std::uint32_t mode = opts_.no_stall ? std::uint32_t{channel::kModeNoStall} : 0u;
+  const std::uint32_t mode = (opts_.no_stall ? std::uint32_t{channel::kModeNoStall} : 0u) |
+                             (opts_.shmem_flags ? 0u : std::uint32_t{channel::kModeNoFlagWrites});
   reply.status = channel::AttachStatus::Ok;
   reply.mode_flags = mode;
   reply.app_spin_ns = opts_.app_spin_ns;

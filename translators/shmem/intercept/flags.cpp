@@ -12,7 +12,7 @@ std::uint64_t announce_flag_write(Call call, shmem::FlagOp op, const volatile vo
                                   std::uint64_t operand, std::uint64_t cond, std::size_t width,
                                   bool is_signed, int pe) {
   Runtime& rt = runtime();
-  if (!rt.active()) return 0;
+  if (!rt.active() || !rt.flag_writes_registered()) return 0;
   shmem::FlagWriteEvent ev{};
   ev.remote = symmetric_address(remote);
   ev.operand = operand;
@@ -34,7 +34,7 @@ std::uint64_t announce_flag_write(Call call, shmem::FlagOp op, const volatile vo
 std::uint64_t announce_flag_put(Call call, const volatile void* remote, const void* source,
                                 std::size_t bytes, int pe) {
   if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8) return 0;
-  if (!runtime().active()) return 0;
+  if (!runtime().active() || !runtime().flag_writes_registered()) return 0;
   std::uint64_t bits = 0;
   std::memcpy(&bits, source, bytes);
   return announce_flag_write(call, shmem::FlagOp::Store, remote, bits, 0, bytes, false, pe);
@@ -57,7 +57,12 @@ void report_flag_wait(Call call, const volatile void* addr, int cmp, std::uint64
   ev.cmp = cmp;
   ev.width = static_cast<std::uint8_t>(width);
   ev.is_signed = is_signed ? 1 : 0;
-  rt.push_and_wait_always(call, ev);
+  // Without registered writes there is nothing to keep from overtaking the
+  // wait's note: it is recorded and the program goes on.
+  if (rt.flag_writes_registered())
+    rt.push_and_wait_always(call, ev);
+  else
+    rt.push(call, ev, false);
 }
 
 }  // namespace vcx::shmem_intercept

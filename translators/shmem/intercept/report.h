@@ -41,6 +41,11 @@ class Runtime {
     *static_cast<T*>(p) = payload;
     return client_.commit();
   }
+  // Whether flag writes are registered at their target's tool (vcx-run
+  // --shmem-flags on, the default).
+  bool flag_writes_registered() const {
+    return (client_.mode_flags() & channel::kModeNoFlagWrites) == 0;
+  }
   // An event the tool answers even in no-stall mode, waited for.
   template <class T>
   void push_and_wait_always(Call call, const T& payload) {

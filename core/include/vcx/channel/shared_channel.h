@@ -47,7 +47,8 @@ struct alignas(kCacheLine) ChannelControl {
 };
 
 enum ChannelModeFlags : std::uint32_t {
-  kModeNoStall = 1u << 0,  // never wait for replies
+  kModeNoStall = 1u << 0,       // never wait for replies
+  kModeNoFlagWrites = 1u << 1,  // OpenSHMEM: flag writes are not registered
 };
 
 enum class ToolState : std::uint32_t {

@@ -69,6 +69,8 @@ class ChannelClient {
   // Whether the model started and its events reach the tool.
   bool active(Model model) const { return active_ && joined_[index(model)]; }
   bool no_stall() const { return no_stall_; }
+  // The channel's modes, as the tool set them (channel::ChannelModeFlags).
+  std::uint32_t mode_flags() const { return active_ ? attachment_.mode_flags : 0; }
   bool serialised() const { return serialise_; }
   int world_rank() const { return world_rank_; }
 
