@@ -13,7 +13,9 @@
  *          each pair both directions carry 0..3 messages with random
  *          modes (standard, synchronous, buffered, ready), sizes (some
  *          large enough for the rendezvous protocol), blocking or
- *          non-blocking sends and receives, and receives naming the source,
+ *          non-blocking sends and receives (a quarter of the non-blocking
+ *          ones persistent: MPI_*send_init / MPI_Recv_init, MPI_Start,
+ *          MPI_Request_free once complete), and receives naming the source,
  *          MPI_ANY_SOURCE with the tag, or the source with MPI_ANY_TAG
  *          (both wildcards where the pair are their part's only members);
  *          blocking receives may first find their message with MPI_Probe
@@ -104,10 +106,30 @@ static void *hold(size_t bytes) {
   return p;
 }
 
+/* Persistent requests started this round: inactive once complete, freed
+ * then. */
+static MPI_Request persistent[2 * GT_SET_MAX];
+static gt_req persistent_info[2 * GT_SET_MAX];
+static int npersistent;
+
+static void keep_persistent(MPI_Request r, const gt_req *info) {
+  if (npersistent >= (int)(sizeof persistent / sizeof persistent[0]))
+    gt_fail("fuzz: too many persistent requests");
+  persistent[npersistent] = r;
+  persistent_info[npersistent++] = *info;
+}
+
 static void complete_all(gt_method m) {
   gt_complete(&pending, m);
   digest += pending.digest;
   gt_reqs_init(&pending);
+  for (int i = 0; i < npersistent; ++i) {
+    check_rc(MPI_Request_free(&persistent[i]), "MPI_Request_free");
+    gt_begin("MPI_Request_free");
+    gt_op_free(persistent_info[i].name);
+    gt_end();
+  }
+  npersistent = 0;
   for (int i = 0; i < nheld; ++i) free(held[i]);
   nheld = 0;
 }
@@ -156,6 +178,7 @@ typedef struct {
   int count;
   const char *mode;
   int send_nb, recv_nb;
+  int send_persistent, recv_persistent; /* made by *_init and started once */
   recv_kind rk;
   recv_find find;
   int tag;
@@ -184,17 +207,78 @@ static void plan_direction(dir_plan *d, int round, int dir, int ready, int alone
     if (large && !strcmp(m->mode, "buffered")) m->mode = "std";
     m->send_nb = chance(50);
     m->recv_nb = ready ? 1 : chance(50);
+    m->send_persistent = m->send_nb && chance(25);
+    m->recv_persistent = m->recv_nb && chance(25);
     m->rk = (recv_kind)pick(alone ? 4 : 3);
     m->find = chance(25) ? (chance(50) ? FIND_PROBE : FIND_MPROBE) : FIND_NONE;
     m->tag = (round * 2 + dir) * MAX_MSGS + i;
   }
 }
 
+/* A persistent send of m (MPI_Send_init and its kin), started at once; it
+ * completes with the round's other requests. */
+static void start_persistent_send(const msg_plan *m, int dest, MPI_Comm c) {
+  int *buf = hold(sizeof(int) * (size_t)m->count);
+  gt_req info;
+  gt_req_send(&info);
+  MPI_Request r;
+  const char *call;
+  int rc;
+  if (!strcmp(m->mode, "std")) {
+    call = "MPI_Send_init";
+    rc = MPI_Send_init(buf, m->count, MPI_INT, dest, m->tag, c, &r);
+  } else if (!strcmp(m->mode, "buffered")) {
+    call = "MPI_Bsend_init";
+    rc = MPI_Bsend_init(buf, m->count, MPI_INT, dest, m->tag, c, &r);
+  } else if (!strcmp(m->mode, "ready")) {
+    call = "MPI_Rsend_init";
+    rc = MPI_Rsend_init(buf, m->count, MPI_INT, dest, m->tag, c, &r);
+  } else {
+    call = "MPI_Ssend_init";
+    rc = MPI_Ssend_init(buf, m->count, MPI_INT, dest, m->tag, c, &r);
+  }
+  check_rc(rc, call);
+  gt_begin(call);
+  gt_op_init(info.name, "send");
+  gt_end();
+  /* The line is assembled before the start: the message id must be in the
+   * buffer when the send starts. */
+  gt_begin("MPI_Start");
+  gt_msgid id = gt_stamp(buf);
+  gt_fill(buf, m->count);
+  gt_op_send(m->mode, id, gt_world_of(c, dest), info.name);
+  check_rc(MPI_Start(&r), "MPI_Start");
+  gt_end();
+  gt_reqs_add(&pending, r, &info, 0, 0);
+  keep_persistent(r, &info);
+}
+
+/* A persistent receive (MPI_Recv_init), started at once. */
+static void start_persistent_recv(const msg_plan *m, int s, int t, MPI_Comm c) {
+  int *buf = hold(sizeof(int) * (size_t)m->count);
+  gt_req info;
+  gt_req_recv(&info, buf);
+  MPI_Request r;
+  check_rc(MPI_Recv_init(buf, m->count, MPI_INT, s, t, c, &r), "MPI_Recv_init");
+  gt_begin("MPI_Recv_init");
+  gt_op_init(info.name, "recv");
+  gt_end();
+  gt_begin("MPI_Start");
+  gt_unmark(buf);
+  gt_op_post(info.name);
+  check_rc(MPI_Start(&r), "MPI_Start");
+  gt_end();
+  gt_reqs_add(&pending, r, &info, m->count, 1);
+  keep_persistent(r, &info);
+}
+
 /* dest and src are ranks of c. */
 static void send_all(const dir_plan *d, int dest, MPI_Comm c) {
   for (int i = 0; i < d->nmsg; ++i) {
     const msg_plan *m = &d->m[i];
-    if (m->send_nb) {
+    if (m->send_persistent) {
+      start_persistent_send(m, dest, c);
+    } else if (m->send_nb) {
       int *buf = hold(sizeof(int) * (size_t)m->count);
       gt_isend(&pending, m->mode, buf, m->count, dest, m->tag, c);
     } else {
@@ -234,6 +318,10 @@ static void recv_mprobed(const msg_plan *m, int *buf, int s, int t, int src, MPI
 static void recv_one(const msg_plan *m, int src, int force_blocking, MPI_Comm c) {
   int s = m->rk == RECV_ANY_SOURCE || m->rk == RECV_ANY_BOTH ? MPI_ANY_SOURCE : src;
   int t = m->rk == RECV_ANY_TAG || m->rk == RECV_ANY_BOTH ? MPI_ANY_TAG : m->tag;
+  if (m->recv_nb && !force_blocking && m->recv_persistent) {
+    start_persistent_recv(m, s, t, c);
+    return;
+  }
   if (m->recv_nb && !force_blocking) {
     int *buf = hold(sizeof(int) * (size_t)m->count);
     gt_irecv(&pending, buf, m->count, s, t, c);
