@@ -34,7 +34,10 @@
  *          or (one rank at most) an MPI_Win_lock_all epoch, adding 1
  *          atomically; a round with a lock_all ends with a barrier;
  *   fence  a fence epoch on the same window: every rank adds 1 to a random
- *          target between two MPI_Win_fence calls.
+ *          target between two MPI_Win_fence calls;
+ *   pscw   on a second window, a random pairing of the ranks into origin
+ *          and target: MPI_Win_post/MPI_Win_wait at the target,
+ *          MPI_Win_start, an accumulate of 1, MPI_Win_complete at the origin.
  *
  * Non-blocking requests stay pending across rounds: after each round every
  * rank completes all of its pending requests or not, with a random
@@ -554,6 +557,57 @@ static void round_lock(void) {
   }
 }
 
+/* Generalized active target (post/start/complete/wait) on a window of its
+ * own: a random pairing of the ranks, each pair one origin and one target.
+ * The target exposes its window to the origin (MPI_Win_post, MPI_Win_wait),
+ * the origin adds 1 inside an access epoch (MPI_Win_start, MPI_Win_complete);
+ * each waits only for its partner. */
+static MPI_Win pscw_win;
+static int *pscw_buf;
+static long long pscw_added;
+
+static void round_pscw(void) {
+  /* MPICH's MPI_Win_wait does not progress pending non-blocking
+   * collectives (seed 3128 hangs natively: two targets wait while their
+   * origins wait for an MPI_Ibcast those targets are root of): every rank
+   * completes what it has pending first. */
+  complete_all((gt_method)pick(GT_METHODS));
+  int perm[MAX_RANKS];
+  for (int i = 0; i < n; ++i) perm[i] = i;
+  for (int i = n - 1; i > 0; --i) {
+    int j = pick(i + 1), t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  MPI_Group world;
+  check_rc(MPI_Comm_group(W, &world), "MPI_Comm_group");
+  for (int p = 0; p + 1 < n; p += 2) {
+    int origin = perm[p], target = perm[p + 1];
+    if (chance(50)) {
+      int t = origin;
+      origin = target;
+      target = t;
+    }
+    if (me != origin && me != target) continue;
+    int partner = me == origin ? target : origin;
+    MPI_Group g;
+    check_rc(MPI_Group_incl(world, 1, &partner, &g), "MPI_Group_incl");
+    if (me == target) {
+      gt_win_post(g, 0, pscw_win);
+      gt_win_wait(pscw_win);
+      ++pscw_added;
+    } else {
+      int one = 1;
+      gt_win_start(g, 0, pscw_win);
+      check_rc(MPI_Accumulate(&one, 1, MPI_INT, target, 0, 1, MPI_INT, MPI_SUM, pscw_win),
+               "MPI_Accumulate");
+      gt_win_complete(pscw_win);
+    }
+    check_rc(MPI_Group_free(&g), "MPI_Group_free");
+  }
+  check_rc(MPI_Group_free(&world), "MPI_Group_free");
+}
+
 /* ---- The script ------------------------------------------------------------ */
 
 static unsigned long parse_number(const char *s, const char *what) {
@@ -589,6 +643,9 @@ int main(int argc, char **argv) {
   winbuf[0] = 0;
   /* Makes the zeroed counters visible before any lock. */
   gt_win_fence(0, win);
+  gt_win_allocate(sizeof(int), sizeof(int), W, "pscw", &pscw_buf, &pscw_win);
+  pscw_buf[0] = 0;
+  gt_win_fence(0, pscw_win);
 
   for (int round = 0; round < rounds; ++round) {
     int kind = pick(100);
@@ -598,10 +655,12 @@ int main(int argc, char **argv) {
       round_coll(round);
     else if (kind < 83)
       round_split(round);
-    else if (kind < 93)
+    else if (kind < 90)
       round_lock();
-    else
+    else if (kind < 95)
       round_fence();
+    else
+      round_pscw();
     for (int r = 0; r < n; ++r) {
       int now = chance(35);
       gt_method m = (gt_method)pick(GT_METHODS);
@@ -614,6 +673,10 @@ int main(int argc, char **argv) {
   if (winbuf[0] != added[me])
     gt_fail("window counter %d, expected %lld", winbuf[0], added[me]);
   gt_win_free(&win);
+  gt_win_fence(0, pscw_win);
+  if (pscw_buf[0] != pscw_added)
+    gt_fail("post/start window counter %d, expected %lld", pscw_buf[0], pscw_added);
+  gt_win_free(&pscw_win);
   for (int i = 0; i < nsplits; ++i) {
     gt_comm_remove(splits[i].comm);
     check_rc(MPI_Comm_free(&splits[i].comm), "MPI_Comm_free");
