@@ -4,6 +4,9 @@
 # stay exactly the oracle's.
 #
 #   integration.chaos.<program>.n<N>.<stall|nostall>
+#   integration.chaos.<program>.n3.<stall|nostall>.shm-transport
+#                                  the same over --transport shm (the delays
+#                                  wrap whichever transport the tools use)
 #
 # The seed is VCX_CHAOS_TEST_SEED; configure with another one to try other
 # delays (docs/testing.md, "Delay injection").
@@ -42,6 +45,29 @@ foreach(prog IN LISTS VCX_CHAOS_PROGRAMS)
         LABELS "integration;chaos" TIMEOUT ${VCX_CASE_TEST_TIMEOUT} PROCESSORS ${procs}
         ENVIRONMENT "VCX_CHAOS_DELAY_US=${VCX_CHAOS_TEST_DELAY_US};VCX_CHAOS_SEED=${VCX_CHAOS_TEST_SEED}")
     endforeach()
+  endforeach()
+endforeach()
+
+set(VCX_CHAOS_SHM_PROGRAMS rma_locks sync collectives nbc p2p_basic)
+foreach(prog IN LISTS VCX_CHAOS_SHM_PROGRAMS)
+  if(NOT prog IN_LIST VCX_TEST_PROGRAMS)
+    continue()
+  endif()
+  foreach(mode stall nostall)
+    set(extra)
+    if(mode STREQUAL "nostall")
+      set(extra --no-stall)
+    endif()
+    set(name integration.chaos.${prog}.n3.${mode}.shm-transport)
+    add_test(NAME ${name}
+      COMMAND ${Python3_EXECUTABLE} ${VCX_RUN_CASE}
+              --vcx-run $<TARGET_FILE:vcx-run> --vcx-trace $<TARGET_FILE:vcx-trace>
+              --mpiexec ${VCX_MPIEXEC} --program $<TARGET_FILE:vcx-test-${prog}> -n 3
+              --timeout ${VCX_CASE_STEP_TIMEOUT} --transport shm ${extra}
+              "--expect-stderr=random 0..${VCX_CHAOS_TEST_DELAY_US} us (VCX_CHAOS_DELAY_US), seed ${VCX_CHAOS_TEST_SEED};")
+    set_tests_properties(${name} PROPERTIES
+      LABELS "integration;chaos" TIMEOUT ${VCX_CASE_TEST_TIMEOUT} PROCESSORS 6
+      ENVIRONMENT "VCX_CHAOS_DELAY_US=${VCX_CHAOS_TEST_DELAY_US};VCX_CHAOS_SEED=${VCX_CHAOS_TEST_SEED}")
   endforeach()
 endforeach()
 

@@ -7,6 +7,9 @@
 #   integration.multinode.<channel>.<program>.n4.<mode>
 #                                             a host file of two host names for
 #                                             this machine; clocks exact
+#   integration.multinode.shm-transport.<program>.n4.<mode>
+#                                             the same with --transport shm (one
+#                                             machine: every pair shares memory)
 
 foreach(placement split shared)
   foreach(n 2 3)
@@ -33,7 +36,7 @@ foreach(prog IN LISTS VCX_LAUNCHER_CASE_PROGRAMS)
       --timeout ${VCX_CASE_STEP_TIMEOUT})
   foreach(placement split shared)
     foreach(channel shm tcp)
-      foreach(transport tcp mpi)
+      foreach(transport tcp shm mpi)
         set(name integration.${placement}.${channel}.${transport}.${prog}.n3.stall)
         add_test(NAME ${name}
           COMMAND ${case_command} -n 3 --channel ${channel} --transport ${transport}
@@ -56,6 +59,18 @@ foreach(prog IN LISTS VCX_LAUNCHER_CASE_PROGRAMS)
       set_tests_properties(${name} PROPERTIES
         LABELS "integration" TIMEOUT ${VCX_CASE_TEST_TIMEOUT} PROCESSORS 8)
     endforeach()
+  endforeach()
+  foreach(mode stall nostall)
+    set(extra)
+    if(mode STREQUAL "nostall")
+      set(extra --no-stall)
+    endif()
+    set(name integration.multinode.shm-transport.${prog}.n4.${mode})
+    add_test(NAME ${name}
+      COMMAND ${case_command} -n 4 ${extra} --transport shm
+              --vcx-arg=-f --vcx-arg=${CMAKE_CURRENT_SOURCE_DIR}/hosts-two-local.txt)
+    set_tests_properties(${name} PROPERTIES
+      LABELS "integration" TIMEOUT ${VCX_CASE_TEST_TIMEOUT} PROCESSORS 8)
   endforeach()
 endforeach()
 

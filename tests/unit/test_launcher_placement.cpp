@@ -159,11 +159,14 @@ TEST_CASE("launcher settings: new flags and their errors", "[launcher]") {
   CHECK(d.options.channel == "shm");
   CHECK(d.options.transport == "tcp");
   CHECK_FALSE(d.options.launcher);
+  auto s = parse_command_line({"-n", "2", "--transport", "shm", "./app"});
+  REQUIRE(s.ok());
+  CHECK(s.options.transport == "shm");
   CHECK(d.options.on_tool_failure == "abort");
 
   const std::pair<std::vector<std::string>, const char*> bad[] = {
       {{"-n", "2", "--channel", "udp", "p"}, "--channel must be one of shm, tcp"},
-      {{"-n", "2", "--transport", "shm", "p"}, "--transport must be one of tcp, mpi"},
+      {{"-n", "2", "--transport", "udp", "p"}, "--transport must be one of tcp, shm, mpi"},
       {{"-n", "2", "--launcher", "lsf", "p"}, "--launcher must be one of"},
       {{"-n", "2", "-ppn", "0", "p"}, "-ppn needs a positive whole number"},
       {{"-n", "2", "--on-tool-failure", "ignore", "p"}, "abort, continue"},

@@ -34,8 +34,9 @@ po::options_description settings_table() {
      "binding, the default) or a placement file (see config/template.ini)")
     ("channel", po::value<std::string>()->value_name("shm|tcp"),
      "application-to-tool channel: shared memory (default) or TCP (for a tool on another node)")
-    ("transport", po::value<std::string>()->value_name("tcp|mpi"),
-     "tool-to-tool transport: TCP (default) or the tool job's own MPI")
+    ("transport", po::value<std::string>()->value_name("tcp|shm|mpi"),
+     "tool-to-tool transport: TCP (default), shm (shared memory between tools on one node, TCP "
+     "between nodes) or the tool job's own MPI")
     ("launcher", po::value<std::string>()->value_name("L"),
      "what starts the application job: hydra (MPICH's mpiexec), slurm (srun) or openmpi "
      "(oshrun); detected when not given")
@@ -369,7 +370,7 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
     std::initializer_list<const char*> allowed;
   };
   const Choice choices[] = {{"channel", &o.channel, {"shm", "tcp"}},
-                            {"transport", &o.transport, {"tcp", "mpi"}},
+                            {"transport", &o.transport, {"tcp", "shm", "mpi"}},
                             {"on-tool-failure", &o.on_tool_failure, {"abort", "continue"}},
                             {"shmem-flags", &o.shmem_flags, {"on", "off"}}};
   for (const Choice& c : choices) {

@@ -32,7 +32,7 @@ struct LaunchOptions {
   int ppn = 0;                             // ranks per node, 0: the launcher's default
   std::string placement = "none";          // none | split | shared | a placement file
   std::string channel = "shm";             // application ↔ tool: shm | tcp
-  std::string transport = "tcp";           // tool ↔ tool: tcp | mpi
+  std::string transport = "tcp";           // tool ↔ tool: tcp | shm | mpi
   std::optional<LauncherKind> launcher;    // nullopt: detect
   std::string on_tool_failure = "abort";   // abort | continue
   std::string shmem_flags = "on";          // on | off: register OpenSHMEM flag writes

@@ -1,5 +1,5 @@
 // vcx-toolproc: started by vcx-run as an MPI job of its own, one process per
-// application rank. MPI tells this process its rank; with the TCP transport it
+// application rank. MPI tells this process its rank; with the TCP and shm transports it
 // also exchanges the peers' endpoints, with the MPI transport it carries the
 // tool-to-tool messages. The analysis itself runs on the event loop.
 #include <mpi.h>
@@ -67,7 +67,8 @@ bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
       ("channel", po::value(&o.channel)->default_value(o.channel),
        "application-to-tool channel: shm (shared memory) or tcp")
       ("transport", po::value(&o.transport)->default_value(o.transport),
-       "tool-to-tool messages: tcp or mpi (the tool job's own MPI)");
+       "tool-to-tool messages: tcp, shm (shared memory on one node, TCP between nodes) or mpi "
+       "(the tool job's own MPI)");
   try {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -102,8 +103,9 @@ bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
     exit_code = 64;
     return false;
   }
-  if (o.transport != "tcp" && o.transport != "mpi") {
-    std::cerr << "vcx-toolproc: --transport must be tcp or mpi, not '" << o.transport << "'\n";
+  if (o.transport != "tcp" && o.transport != "shm" && o.transport != "mpi") {
+    std::cerr << "vcx-toolproc: --transport must be tcp, shm or mpi, not '" << o.transport
+              << "'\n";
     exit_code = 64;
     return false;
   }
@@ -172,8 +174,9 @@ int main(int argc, char** argv) {
     return 70;
   }
 
-  if (opts.transport == "tcp") {
-    constexpr std::size_t kEndpointBytes = 128;
+  if (opts.transport == "tcp" || opts.transport == "shm") {
+    // shm: "host:port pid node-id", the node id up to 64 + 1 + 36 bytes.
+    constexpr std::size_t kEndpointBytes = 256;
     std::array<char, kEndpointBytes> mine{};
     std::snprintf(mine.data(), mine.size(), "%s", endpoint.c_str());
     std::vector<char> all(kEndpointBytes * static_cast<std::size_t>(size));

@@ -89,6 +89,10 @@ std::string host_address() {
 std::string ToolProcess::prepare() {
   if (opts_.transport == "mpi") {
     transport_ = std::make_unique<MpiTransport>();
+  } else if (opts_.transport == "shm") {
+    auto shm = std::make_unique<ShmTransport>(io_, rank_, size_, opts_.token, opts_.session_dir);
+    shm_ = shm.get();
+    transport_ = std::move(shm);
   } else {
     auto tcp = std::make_unique<TcpTransport>(io_, rank_, size_, opts_.token);
     tcp_ = tcp.get();
@@ -120,7 +124,9 @@ std::string ToolProcess::prepare() {
   // Listening on every address (a run across nodes): the others reach this
   // tool by its host name.
   const std::string advertise = opts_.bind_host == "0.0.0.0" ? host_address() : opts_.bind_host;
-  const std::string endpoint = tcp_ ? tcp_->listen(opts_.bind_host, advertise) : std::string();
+  const std::string endpoint = tcp_   ? tcp_->listen(opts_.bind_host, advertise)
+                               : shm_ ? shm_->listen(opts_.bind_host, advertise)
+                                      : std::string();
 
   // The application finds this tool by what the listener publishes in the
   // session directory: the Unix socket (shm) or the TCP endpoint (tcp).
@@ -138,6 +144,7 @@ std::string ToolProcess::prepare() {
 
 void ToolProcess::set_peer_endpoints(std::vector<std::string> endpoints) {
   if (tcp_) tcp_->set_peers(std::move(endpoints));
+  if (shm_) shm_->set_peers(endpoints);
 }
 
 void ToolProcess::load_plugins() {
@@ -532,7 +539,12 @@ int ToolProcess::run() {
       continue;
     }
     if (consumer_ && !consumer_->prepare_sleep()) continue;
+    if (!transport_->prepare_sleep()) {
+      if (consumer_) consumer_->end_sleep();
+      continue;
+    }
     io_.run_one();
+    transport_->end_sleep();
     if (consumer_) consumer_->end_sleep();
   }
 
@@ -614,7 +626,8 @@ void ToolProcess::write_stats() const {
   std::fprintf(f,
                "{\"rank\":%u,\"events\":%llu,\"clocked_calls\":%llu,\"stall_ns\":%llu,"
                "\"backpressure_ns\":%llu,\"released_replies\":%llu,\"messages_sent\":%llu,"
-               "\"bytes_sent\":%llu,\"transport\":\"%s\",\"channel\":\"%s\",\"max_rss_kb\":%ld,"
+               "\"bytes_sent\":%llu,\"shm_messages_sent\":%llu,\"wakeups_sent\":%llu,"
+               "\"transport\":\"%s\",\"channel\":\"%s\",\"max_rss_kb\":%ld,"
                "\"app\":\"%s\","
                "\"aborted\":%s,\"reason\":\"%s\"}\n",
                rank_.value, static_cast<unsigned long long>(events_),
@@ -624,6 +637,8 @@ void ToolProcess::write_stats() const {
                static_cast<unsigned long long>(released_replies_),
                static_cast<unsigned long long>(transport_ ? transport_->stats().messages_sent : 0),
                static_cast<unsigned long long>(transport_ ? transport_->stats().bytes_sent : 0),
+               static_cast<unsigned long long>(transport_ ? transport_->stats().shm_messages_sent : 0),
+               static_cast<unsigned long long>(transport_ ? transport_->stats().wakeups_sent : 0),
                opts_.transport.c_str(), opts_.channel.c_str(), ru.ru_maxrss,
                app_state_name(app_state_), aborted_ ? "true" : "false",
                reason.c_str());

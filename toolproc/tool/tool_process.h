@@ -20,6 +20,7 @@
 #include "vcx/exchange.h"
 #include "vcx/plugin.h"
 #include "vcx/plugin_loader.h"
+#include "vcx/shm_transport.h"
 #include "vcx/tcp_transport.h"
 #include "vcx/translator.h"
 
@@ -81,6 +82,7 @@ class ToolProcess final : public ToolHost {
   asio::io_context io_;
   std::unique_ptr<ToolTransport> transport_;
   TcpTransport* tcp_ = nullptr;  // transport_ when it is TCP
+  ShmTransport* shm_ = nullptr;  // transport_ when it is shared memory (and TCP)
   asio::steady_timer nap_timer_{io_};
   bool nap_pending_ = false;
   std::shared_ptr<AppListener> app_listener_;

@@ -38,6 +38,8 @@ class DelayingTransport final : public ToolTransport {
   bool needs_polling() const override { return inner_->needs_polling(); }
   // Hands over the messages whose time has come, then polls the inner one.
   std::size_t poll() override;
+  bool prepare_sleep() override { return inner_->prepare_sleep(); }
+  void end_sleep() override { inner_->end_sleep(); }
   // False while a message is held here or the inner transport holds one.
   bool flushed() const override;
   // Hands every held message over at once (in order), then closes the inner

@@ -35,7 +35,9 @@ struct TransportStats {
   std::uint64_t bytes_sent = 0;
   std::uint64_t messages_received = 0;  // from other tools
   std::uint64_t bytes_received = 0;
-  std::uint64_t refused_connections = 0;  // TCP: connections without the session token
+  std::uint64_t refused_connections = 0;  // connections (rings) without the session token
+  std::uint64_t shm_messages_sent = 0;    // of messages_sent: through shared memory
+  std::uint64_t wakeups_sent = 0;         // shared memory: doorbells rung (system calls)
 };
 
 // What the tool process needs from a transport beyond what plugins see:
@@ -50,6 +52,12 @@ class ToolTransport : public PeerTransport {
   // Makes progress and delivers what has arrived; returns how many messages
   // were delivered.
   virtual std::size_t poll() { return 0; }
+  // Called before the loop sleeps in the io_context: false when a message
+  // arrived meanwhile (do not sleep then). A transport whose senders wake a
+  // sleeping receiver only when told that it sleeps announces it here;
+  // end_sleep() takes the announcement back once the loop runs again.
+  virtual bool prepare_sleep() { return true; }
+  virtual void end_sleep() {}
   // True when every queued message has left this process.
   virtual bool flushed() const = 0;
   // Stops reporting peer losses (orderly shutdown) and closes everything.
