@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
-"""Fuzz campaign: random MPI programs natively and under vcx-run.
+"""Fuzz campaign: random MPI or OpenSHMEM programs natively and under vcx-run.
 
-  run_fuzz.py --build DIR N [--start-seed S] [--delay-us D] [--rounds R]
-              [--failures DIR] [--timeout S]
+  run_fuzz.py --build DIR N [--shmem] [--start-seed S] [--delay-us D]
+              [--rounds R] [--failures DIR] [--timeout S]
 
-Runs the seeds S .. S+N-1 of vcx-fuzz-runner (tests/fuzz/fuzz_runner.c)
-through tests/integration/run_case.py: native run, tool run, transparency,
-and the tool's clocks against the oracle. Seed s runs on 2 + s % 3 ranks,
+Runs the seeds S .. S+N-1 of vcx-fuzz-runner (tests/fuzz/fuzz_runner.c),
+or with --shmem of vcx-shmem-fuzz-runner (tests/fuzz/shmem_fuzz_runner.c,
+run natively with Open MPI's oshrun), through
+tests/integration/run_case.py: native run, tool run, transparency, and
+the tool's clocks against the oracle. Seed s runs on 2 + s % 3 ranks,
 in no-stall mode when s is odd, so consecutive seeds cover every
 combination. With --delay-us D the tools delay their messages by a random
 0..D us (VCX_CHAOS_DELAY_US, VCX_CHAOS_SEED = the program's seed).
 
 Every failing case is kept as a reproducer in the failures directory
-(default ./fuzz-failures): seed<s>.n<N>.<mode>[.delay<D>]/ with
+(default ./fuzz-failures): [shmem.]seed<s>.n<N>.<mode>[.delay<D>]/ with
 command.sh (the exact run_case.py command and environment), output.txt
 (the harness's report: the oracle diff, stderr tails) and the harness's
 directories (native-gt/, tool-gt/, trace/, trace.jsonl, logs).
@@ -41,6 +43,14 @@ def find_mpiexec() -> str:
     return path
 
 
+def find_oshrun() -> str:
+    path = shutil.which("oshrun")
+    if not path:
+        sys.exit("vcx: Open MPI's oshrun was not found; install Open MPI (scripts/install-deps) "
+                 "or leave out --shmem")
+    return path
+
+
 def case_of(seed: int):
     n = 2 + seed % 3
     mode = "nostall" if seed % 2 else "stall"
@@ -51,6 +61,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("count", type=int, metavar="N", help="number of programs (seeds)")
     ap.add_argument("--build", required=True, help="the build directory")
+    ap.add_argument("--shmem", action="store_true",
+                    help="random OpenSHMEM programs (vcx-shmem-fuzz-runner) instead of MPI ones")
     ap.add_argument("--start-seed", type=int, default=1)
     ap.add_argument("--delay-us", type=int, default=0,
                     help="VCX_CHAOS_DELAY_US for the tools (0: no delay injection)")
@@ -63,21 +75,26 @@ def main(argv=None) -> int:
         ap.error("N and --rounds must be positive, --start-seed and --delay-us not negative")
 
     bin_dir = os.path.join(args.build, "bin")
-    runner = os.path.join(args.build, "tests", "programs", "vcx-fuzz-runner")
+    runner = os.path.join(args.build, "tests", "programs",
+                          "vcx-shmem-fuzz-runner" if args.shmem else "vcx-fuzz-runner")
+    if args.shmem and args.rounds > 1000:
+        ap.error("--shmem: at most 1000 rounds")
     for path in (os.path.join(bin_dir, "vcx-run"), os.path.join(bin_dir, "vcx-trace"), runner):
         if not os.access(path, os.X_OK):
             sys.exit(f"vcx: {path} is missing; build first (scripts/build)")
     mpiexec = find_mpiexec()
+    native = ["--oshrun", find_oshrun()] if args.shmem else []
 
     failed = []
     started = time.monotonic()
     for seed in range(args.start_seed, args.start_seed + args.count):
         n, mode = case_of(seed)
-        label = f"seed{seed}.n{n}.{mode}" + (f".delay{args.delay_us}" if args.delay_us else "")
+        label = (("shmem." if args.shmem else "") + f"seed{seed}.n{n}.{mode}"
+                 + (f".delay{args.delay_us}" if args.delay_us else ""))
         cmd = [sys.executable, os.path.abspath(RUN_CASE),
                "--vcx-run", os.path.join(bin_dir, "vcx-run"),
                "--vcx-trace", os.path.join(bin_dir, "vcx-trace"),
-               "--mpiexec", mpiexec, "--program", runner, "-n", str(n),
+               "--mpiexec", mpiexec, *native, "--program", runner, "-n", str(n),
                "--timeout", str(args.timeout)]
         if mode == "nostall":
             cmd.append("--no-stall")

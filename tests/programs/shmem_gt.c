@@ -7,8 +7,10 @@
 static FILE *g_out;
 static int g_out_shared;
 static int g_pe = -1, g_npes = 0;
-/* Acquisitions per lock, at PE 0: static, so symmetric. */
+/* Acquisitions per lock, at PE 0: static, so symmetric, unless the program
+ * gives heap memory (sgt_lock_counters). */
 static long g_lock_counts[SGT_MAX_LOCKS];
+static long *g_counters = g_lock_counts;
 
 static void sgt_fail(const char *msg) {
   fprintf(stderr, "shmem_gt: PE %d: %s\n", g_pe, msg);
@@ -48,6 +50,8 @@ static void line(const char *fmt, ...) {
   fputc('\n', g_out);
 }
 
+void sgt_lock_counters(long *counters) { g_counters = counters; }
+
 int sgt_in_set(int pe, int pe_start, int log_stride, int pe_size) {
   const int d = pe - pe_start;
   return d >= 0 && d % (1 << log_stride) == 0 && (d >> log_stride) < pe_size;
@@ -84,7 +88,7 @@ void sgt_bcast(const char *call, int pe_root, int pe_start, int log_stride, int 
 
 static long count_acquisition(int id) {
   if (id < 0 || id >= SGT_MAX_LOCKS) sgt_fail("lock id out of range");
-  return shmem_long_atomic_fetch_inc(&g_lock_counts[id], 0);
+  return shmem_long_atomic_fetch_inc(&g_counters[id], 0);
 }
 
 void sgt_set_lock(long *lock, int id) {

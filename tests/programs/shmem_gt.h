@@ -15,7 +15,8 @@
  *   shmem_unlock  {lock}        shmem_clear_lock of the lock held
  *
  * Lock order: right after acquiring lock <id>, the helpers increment the
- * counter of that lock, kept at PE 0 in static (symmetric) memory, with
+ * counter of that lock, kept at PE 0 in static (symmetric) memory or where
+ * sgt_lock_counters says, with
  * shmem_long_atomic_fetch_inc, and log the value fetched. The lock keeps
  * the increments apart, so the counts number the acquisitions in their
  * real order. A failed shmem_test_lock logs a line without ops (not
@@ -41,6 +42,15 @@ void sgt_init_stream(FILE *out);
 void sgt_world(const char *call);
 void sgt_set(const char *call, int pe_start, int log_stride, int pe_size);
 void sgt_bcast(const char *call, int pe_root, int pe_start, int log_stride, int pe_size);
+
+/* Keep the lock counters in `counters` (SGT_MAX_LOCKS longs of zeroed
+ * symmetric heap memory, visible at PE 0 before any lock) instead of static
+ * memory. With Open MPI 4.1.4 (UCX) a remote atomic on static memory
+ * completes only while its target PE is inside a call that progresses
+ * (wait_until, a collective), never while it spins on shmem_TYPE_test or
+ * shmem_TYPE_g; heap memory needs no help from the target. Programs that
+ * poll while others take locks use this. */
+void sgt_lock_counters(long *counters);
 
 /* shmem_set_lock, shmem_test_lock, shmem_clear_lock on `lock`, logged as
  * lock "lock<id>" (0 <= id < SGT_MAX_LOCKS, the same lock on every PE). */
