@@ -13,7 +13,9 @@ if(VCX_OSHCC AND VCX_OSHRUN)
   separate_arguments(libdirs UNIX_COMMAND "${libdirs}")
   set(header_dir "")
   foreach(dir IN LISTS incdirs)
-    if(EXISTS "${dir}/shmem.h" AND EXISTS "${dir}/pshmem.h")
+    # shmemx.h and pshmemx.h: Open MPI's extensions, intercepted as well.
+    if(EXISTS "${dir}/shmem.h" AND EXISTS "${dir}/pshmem.h" AND EXISTS "${dir}/shmemx.h"
+       AND EXISTS "${dir}/pshmemx.h")
       set(header_dir "${dir}")
       break()
     endif()
@@ -25,7 +27,7 @@ if(VCX_OSHCC AND VCX_OSHRUN)
     set(VCX_SHMEM_HEADER_DIR "${header_dir}" CACHE INTERNAL "The directory of shmem.h")
     message(STATUS "vcx: OpenSHMEM: ${VCX_OSHCC}, ${VCX_OSHRUN}, ${VCX_LIBOSHMEM}")
   else()
-    message(STATUS "vcx: ${VCX_OSHCC} gives no usable shmem.h and liboshmem; "
+    message(STATUS "vcx: ${VCX_OSHCC} gives no usable shmem.h, shmemx.h and liboshmem; "
                    "OpenSHMEM support is not built (scripts/install-deps installs it)")
   endif()
 else()

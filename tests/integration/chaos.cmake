@@ -16,7 +16,7 @@ set(VCX_CHAOS_TEST_DELAY_US 2000 CACHE STRING
 
 set(VCX_CHAOS_PROGRAMS rma_locks sync collectives nbc p2p_basic cancel crooked_barrier
     annotate_polling annotate_queue shmem_locks shmem_collectives shmem_legacy shmem_annotate
-    shmem_flags)
+    shmem_flags shmem_shmemx)
 foreach(prog IN LISTS VCX_CHAOS_PROGRAMS)
   if(NOT prog IN_LIST VCX_TEST_PROGRAMS)
     continue()
