@@ -8,6 +8,8 @@
 #include <cstring>
 #include <new>
 
+#include "vcx/channel/memfd.h"
+
 namespace vcx {
 namespace {
 
@@ -36,22 +38,10 @@ bool create_peer_ring(std::uint32_t src, std::uint32_t dst, std::size_t capacity
     return false;
   }
   const std::size_t bytes = peer_ring_bytes(capacity);
-  const int fd = ::memfd_create("vcx-peer-ring", MFD_CLOEXEC);
-  if (fd < 0) {
-    *error = errno_text("memfd_create");
+  int fd = -1;
+  void* mem = nullptr;
+  if (!channel::create_shared_memfd("vcx-peer-ring", bytes, "a peer ring", &fd, &mem, error))
     return false;
-  }
-  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    *error = errno_text("sizing a peer ring");
-    ::close(fd);
-    return false;
-  }
-  void* mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (mem == MAP_FAILED) {
-    *error = errno_text("mapping a peer ring");
-    ::close(fd);
-    return false;
-  }
   auto* c = new (mem) PeerRingControl{};
   c->magic = kPeerRingMagic;
   c->layout_version = kPeerRingLayoutVersion;

@@ -13,6 +13,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "vcx/channel/memfd.h"
+
 namespace vcx {
 namespace {
 
@@ -250,19 +252,13 @@ bool ShmTransport::send_attach(OutRing& o) {
   m.src = self_.value;
   std::memcpy(m.token, token_.data(), kTokenBytes);
   iovec iov{&m, sizeof m};
-  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
+  channel::DescriptorControl control;
   msghdr msg{};
   msg.msg_name = &peers_[dst.value].doorbell;
   msg.msg_namelen = sizeof(sockaddr_un);
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  msg.msg_control = ctrl;
-  msg.msg_controllen = sizeof ctrl;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &o.map.fd, sizeof(int));
+  channel::pass_descriptor(&msg, &control, o.map.fd);
   if (::sendmsg(sender_fd_, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof m) {
     o.attach_sent = true;
     // The reader has its own descriptor now (or the datagram holds one).

@@ -1369,6 +1369,34 @@ def format_clocks(res: Result) -> List[str]:
     return out
 
 
+def start_hazards(res: Result) -> List[str]:
+    """Posts that may reach their origin while it is still inside an
+    earlier MPI_Win_start on the same window. MPI allows them, but MPICH's
+    MPI_Win_start counts the posts that reached the origin, from whichever
+    target, and waits until the count equals its group's size: such a post
+    makes the earlier start wait forever whenever it arrives first. A test
+    program must order every post after the origin's previous start on that
+    window (the origin's entry of the post's clock reaches that start's)."""
+    found = []
+    for o in sorted(res.calls):
+        last: Dict[str, Call] = {}  # window -> the origin's previous start on it
+        for c in res.calls[o]:
+            pairs = [w[1] for w in c.waits if w[0] == "post"]
+            if not pairs:
+                continue
+            win = pairs[0][0]
+            prev = last.get(win)
+            if prev is not None:
+                for w, t, _, k in pairs:
+                    p = res.rma.posts[(w, t, o)][k]
+                    if p.clock[o] < prev.clock[o]:
+                        found.append(f"{p.where()} may reach rank {o} inside "
+                                     f"{prev.where()}, before the start it matches "
+                                     f"({c.where()})")
+            last[win] = c
+    return found
+
+
 def run(gt_dir: str, trace_path: Optional[str], n: Optional[int], self_check: bool = False,
         max_report: int = 10, out=None, err=None, flag_merges: bool = True) -> int:
     out = out or sys.stdout
@@ -1389,6 +1417,14 @@ def run(gt_dir: str, trace_path: Optional[str], n: Optional[int], self_check: bo
             # A test program's log must be complete: every message received,
             # every request completed.
             print(f"ORACLE ERROR: self-check: {len(res.warnings)} warning(s)", file=err)
+            return EXIT_ORACLE_ERROR
+        hazards = start_hazards(res)
+        if hazards:
+            # ... and must not hang natively under some timing.
+            for h in hazards[:max_report]:
+                print(f"oracle: {h}", file=err)
+            print(f"ORACLE ERROR: self-check: {len(hazards)} post(s) may reach their origin "
+                  f"inside an earlier MPI_Win_start, where MPICH waits forever", file=err)
             return EXIT_ORACLE_ERROR
         print(f"oracle: self-check ok: {res.n} ranks, {total} clocked calls", file=err)
         return EXIT_OK

@@ -727,6 +727,33 @@ class PostStartCompleteWait(unittest.TestCase):
             1: [("MPI_Win_start", [1, 1]), ("MPI_Win_complete", [1, 2]),
                 ("MPI_Win_start", [5, 3]), ("MPI_Win_complete", [5, 4])]})
 
+    # Rank 2 accesses rank 0, then rank 1. In POST_AHEAD rank 1 posts
+    # without waiting for anything, so its post may reach rank 2 inside
+    # the first MPI_Win_start, where MPICH hangs; in ORDERED it posts only
+    # after a message rank 2 sends once its first start returned.
+    POST_AHEAD = {
+        0: [line("MPI_Win_allocate", win_create("w", W3)), line("MPI_Win_post", wpost("w", [2])),
+            line("MPI_Win_wait", wwait("w", [2]))],
+        1: [line("MPI_Win_allocate", win_create("w", W3)), line("MPI_Win_post", wpost("w", [2])),
+            line("MPI_Win_wait", wwait("w", [2]))],
+        2: [line("MPI_Win_allocate", win_create("w", W3)),
+            line("MPI_Win_start", wstart("w", [0])),
+            line("MPI_Win_complete", wcomplete("w", [0])),
+            line("MPI_Win_start", wstart("w", [1])),
+            line("MPI_Win_complete", wcomplete("w", [1]))]}
+
+    def test_post_that_may_overtake_an_earlier_start(self):
+        hazards = oracle.start_hazards(oracle.evaluate(self.POST_AHEAD))
+        self.assertEqual(len(hazards), 1)
+        self.assertIn("rank 1 gt line 2 MPI_Win_post (seq 0) may reach rank 2 inside "
+                      "rank 2 gt line 2 MPI_Win_start", hazards[0])
+
+    def test_post_ordered_after_the_earlier_start(self):
+        gt = dict(self.POST_AHEAD)
+        gt[1] = [gt[1][0], line("MPI_Recv", recv("2.0"))] + gt[1][1:]
+        gt[2] = gt[2][:2] + [line("MPI_Send", send("2.0", 1))] + gt[2][2:]
+        self.assertEqual(oracle.start_hazards(oracle.evaluate(gt)), [])
+
     def test_unmatched_start_is_an_oracle_error(self):
         w = win_create("w", [0, 1])
         gt = {0: [line("MPI_Win_allocate", w)],
@@ -1016,6 +1043,12 @@ class CommandLine(unittest.TestCase):
         evs = [json.loads(x) for x in out.splitlines()]
         self.assertEqual([(e["rank"], e["seq"], e["call"], e["clock"]) for e in evs][:2],
                          [(0, 0, "MPI_Send", [1, 0, 0]), (0, 1, "MPI_Barrier", [2, 3, 2])])
+
+    def test_self_check_rejects_posts_that_may_overtake_a_start(self):
+        self.write_gt(PostStartCompleteWait.POST_AHEAD)
+        code, _, err = self.run_oracle(self.gt, None, None, True)
+        self.assertEqual(code, oracle.EXIT_ORACLE_ERROR)
+        self.assertIn("where MPICH waits forever", err)
 
     def test_self_check_rejects_incomplete_logs(self):
         self.write_gt({0: [line("MPI_Send", send("0.0", 1))], 1: []})

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "vcx/channel/memfd.h"
 #include "vcx/channel/tcp_channel.h"
 
 namespace vcx::channel {
@@ -358,22 +359,9 @@ void detach(Attachment* a) {
 bool create_channel_block(std::size_t ring_capacity, std::uint32_t mode_flags, ChannelBlock* out,
                           std::string* error) {
   const std::size_t bytes = channel_bytes(ring_capacity);
-  int fd = ::memfd_create("vcx-channel", MFD_CLOEXEC);
-  if (fd < 0) {
-    *error = errno_text("memfd_create");
-    return false;
-  }
-  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    *error = errno_text("sizing the channel");
-    ::close(fd);
-    return false;
-  }
-  void* mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (mem == MAP_FAILED) {
-    *error = errno_text("mapping the channel");
-    ::close(fd);
-    return false;
-  }
+  int fd = -1;
+  void* mem = nullptr;
+  if (!create_shared_memfd("vcx-channel", bytes, "the channel", &fd, &mem, error)) return false;
   init_channel(static_cast<ChannelControl*>(mem), ring_capacity, mode_flags);
   out->memfd = fd;
   out->control = static_cast<ChannelControl*>(mem);
@@ -389,19 +377,11 @@ void destroy_channel_block(ChannelBlock* b) {
 
 bool send_attach_reply(int socket_fd, const AttachReply& reply, int fd) {
   iovec iov{const_cast<AttachReply*>(&reply), sizeof reply};
-  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))];
+  DescriptorControl control;
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  if (fd >= 0) {
-    msg.msg_control = ctrl;
-    msg.msg_controllen = sizeof ctrl;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  }
+  if (fd >= 0) pass_descriptor(&msg, &control, fd);
   for (;;) {
     ssize_t n = ::sendmsg(socket_fd, &msg, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
