@@ -1,9 +1,9 @@
 /* Shared helpers of the OpenSHMEM benchmarks (bench/shmem), the SHMEM
  * counterpart of bench/micro/bench_util.h: the same RESULT lines
  *   RESULT,<benchmark>,<parameter>,<metric>,<value>,<unit>
- * printed by PE 0, the same fixed iteration counts scaled by --scale F, and
- * only the timed part measured. Times are wall clock between two barriers,
- * so every PE's work lies inside them. */
+ * printed by PE 0, the same iteration counts (bench_scale.h: bench_init,
+ * bench_iters), and only the timed part measured. Times are wall clock
+ * between two barriers, so every PE's work lies inside them. */
 #ifndef VCX_SHMEM_BENCH_UTIL_H
 #define VCX_SHMEM_BENCH_UTIL_H
 
@@ -13,29 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-static double shbench_scale_ = 1.0;
-
-static inline void shbench_init(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--scale") == 0 && i + 1 < argc) {
-      char* end = NULL;
-      shbench_scale_ = strtod(argv[++i], &end);
-      if (!end || *end != '\0' || !(shbench_scale_ > 0.0)) {
-        fprintf(stderr, "vcx: --scale needs a positive number, not '%s'\n", argv[i]);
-        exit(64);
-      }
-    } else {
-      fprintf(stderr, "vcx: %s: unknown argument '%s'; the only option is --scale F\n", argv[0],
-              argv[i]);
-      exit(64);
-    }
-  }
-}
-
-static inline long shbench_iters(long n, long at_least) {
-  long k = (long)(n * shbench_scale_ + 0.5);
-  return k < at_least ? at_least : k;
-}
+#include "../micro/bench_scale.h"
 
 static inline double shbench_now(void) {
   struct timespec ts;

@@ -18,7 +18,7 @@ static double p_wrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE > 1 ? SHMEM_REDUCE_MIN_WRKDATA
 
 int main(int argc, char** argv) {
   shmem_init();
-  shbench_init(argc, argv);
+  bench_init(argc, argv);
   const int me = shmem_my_pe(), n = shmem_n_pes();
   for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) p_sync[i] = SHMEM_SYNC_VALUE;
   /* Rows 1..kRows are this PE's; 0 and kRows+1 are the halos. */
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   for (int r = 1; r <= kRows; ++r)
     for (int c = 0; c < kCols; ++c) AT(u, r, c) = (double)(((me * kRows + r) * 7 + c) % 17);
   shmem_barrier_all();
-  const long iters = shbench_iters(300, 20);
+  const long iters = bench_iters(300, 20);
   const double t0 = shbench_now();
   for (long it = 0; it < iters; ++it) {
     if (me > 0) shmem_double_put(&AT(u, kRows + 1, 0), &AT(u, 1, 0), kCols, me - 1);

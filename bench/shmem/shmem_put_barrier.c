@@ -5,7 +5,7 @@
 
 int main(int argc, char** argv) {
   shmem_init();
-  shbench_init(argc, argv);
+  bench_init(argc, argv);
   const int me = shmem_my_pe(), n = shmem_n_pes();
   const int right = (me + 1) % n;
   const size_t largest = 64 * 1024;
@@ -13,9 +13,9 @@ int main(int argc, char** argv) {
   char* dst = shbench_malloc(largest);
   /* Start-up (first connections between the tools, first pages of the
    * rings) stays out of the first size's numbers. */
-  for (long i = 0; i < shbench_iters(200, 5); ++i) shmem_barrier_all();
+  for (long i = 0; i < bench_iters(200, 5); ++i) shmem_barrier_all();
   for (size_t bytes = 8; bytes <= largest; bytes *= 8) {
-    const long iters = shbench_iters(bytes >= 4096 ? 300 : 1000, 5);
+    const long iters = bench_iters(bytes >= 4096 ? 300 : 1000, 5);
     memset(src, (int)(bytes & 0x7f) + me, bytes);
     for (long i = 0; i < iters / 10 + 1; ++i) {
       shmem_putmem(dst, src, bytes, right);

@@ -60,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_rng.h"
 #include "gt.h"
 #include "vcx/annotate.h"
 
@@ -74,23 +75,6 @@ static const MPI_Comm W = MPI_COMM_WORLD;
 
 static int me, n;
 static unsigned long digest; /* of every received message */
-
-/* ---- The script's generator (splitmix64) ---------------------------------- */
-
-static uint64_t rng_state;
-
-static uint64_t rng_next(void) {
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-/* Uniform in 0..k-1. */
-static int pick(int k) { return (int)(rng_next() % (uint64_t)k); }
-
-/* True with probability pct percent. */
-static int chance(int pct) { return pick(100) < pct; }
 
 static void check_rc(int rc, const char *what) {
   if (rc != MPI_SUCCESS) gt_fail("%s returned %d", what, rc);

@@ -93,6 +93,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_rng.h"
 #include "shmem_gt.h"
 #include "vcx/annotate_shmem.h"
 
@@ -123,23 +124,6 @@ static void check(const char *what, long long got, long long want) {
   if (got != want) fail(what, got, want);
   digest = digest * 1000003ul + (unsigned long)got;
 }
-
-/* ---- The script's generator (splitmix64) ---------------------------------- */
-
-static uint64_t rng_state;
-
-static uint64_t rng_next(void) {
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-/* Uniform in 0..k-1. */
-static int pick(int k) { return (int)(rng_next() % (uint64_t)k); }
-
-/* True with probability pct percent. */
-static int chance(int pct) { return pick(100) < pct; }
 
 /* A value that depends on its arguments only: what a PE contributes. */
 static long val(long a, long b, long c) {
