@@ -3,9 +3,11 @@
 
 Counts what the tool processes send each other (messages, bytes, per tool,
 tree depth, per-tool memory, critical-path latency) for N ranks running a
-communication pattern, as the vclock engine (modules/vclock) does it today,
-as it did with full 8-byte clocks, and with encodings not built, and compares one
-all-to-all with an MPI_Allgather of one integer per rank as MPICH does it.
+communication pattern, as the vclock engine (modules/vclock) does it with
+whole clocks ("today") and with differential clocks ("today+diff", the
+default), as it did with full 8-byte clocks, and with an encoding not built,
+and compares one all-to-all with an MPI_Allgather of one integer per rank as
+MPICH does it.
 
     model.py                                  # the table for N = 2 ... 100000
     model.py --ranks 768 --pattern barrier    # one case
@@ -13,8 +15,9 @@ all-to-all with an MPI_Allgather of one integer per rank as MPICH does it.
     model.py --markdown --pattern barrier,stencil,collective,master_worker
                                               # the tables of docs/performance.md
 
-What the engine does today (messages.h, clock_codec.h, vclock_engine.cpp,
-collectives.cpp, resources.cpp), and so what the "today" rows count:
+What the engine does with whole clocks (vcx-run --clock-diff-mib 0;
+messages.h, clock_codec.h, vclock_engine.cpp, collectives.cpp,
+resources.cpp), and so what the "today" rows count:
 
 * every message between engines has a 32-byte header (P2PHeader or
   CollHeader); a message that carries a clock carries it in the smallest of
@@ -31,16 +34,21 @@ collectives.cpp, resources.cpp), and so what the "today" rows count:
   where that is smaller;
 * a lock epoch (MPI_Win_lock ... MPI_Win_unlock) sends Acquire, Grant and
   Release without a clock and GrantClock and ReleaseClock with one;
-* at the end every tool sends a 1-byte Done to tool 0, which sends a
-  1-byte Terminate to every tool (itself included).
+* at the end 1-byte Done messages go up a binomial tree rooted at tool 0
+  (a tool sends its parent one once its whole subtree is done) and 1-byte
+  Terminate messages come down it.
 
 The other variants, each used for a message only when it is smaller:
 
 * dense: every clock as all N entries of 8 bytes, as the engine sent them
   before the layouts above (the baseline the numbers are compared with);
-* today+diff (Singhal-Kshemkalyani, not in the code): a message may also
-  carry only the entries that changed since the last clock sent to the
-  same peer, 8 bytes each (index, value);
+* today+diff (Singhal-Kshemkalyani; vcx's default, clock_baselines.h): a
+  message may also carry only the entries that changed since the last
+  clock sent to the same peer, 8 bytes each (index, value). The model gives
+  every pair a baseline from its first message, as the engine does while
+  its budget (vcx-run --clock-diff-mib, 64 MiB) holds one for every peer
+  (up to 2048 ranks); beyond, only the pairs the budget holds keep one,
+  and the model's figures are a bound;
 * increments (a hypothetical beyond the issue, reported for the barrier
   pattern only): every entry of the full or sparse form as the increase
   since the last clock sent to that peer, one LEB128 byte when below 128.
@@ -58,6 +66,7 @@ ENTRY = 8            # one clock entry as the engine holds it (uint64): the dens
 NARROW = 4           # one entry of the dense layout on the wire (uint32 value)
 PAIR = 8             # index (uint32) + value (uint32): the sparse layout and diff
 CONTROL = 1          # Done, Terminate: one byte, on the control channel
+DIFF_BUDGET = 64 * 2**20  # a tool's memory for baselines (clock_baselines.h), by default
 TCP_FRAME = 8        # the TCP transport's frame header (not counted in bytes)
 
 VARIANTS = ("today", "dense", "today+diff")
@@ -495,6 +504,7 @@ def tool_memory(pattern, n, msgs, variant):
     out_max = [dict() for _ in range(n)]   # dst -> largest message
     in_max = [dict() for _ in range(n)]    # src -> largest message
     clock_senders = [set() for _ in range(n)]
+    clock_receivers = [set() for _ in range(n)]
     seq_entries = [0] * n
     queues = [0] * n
 
@@ -509,15 +519,16 @@ def tool_memory(pattern, n, msgs, variant):
         note(m.src, m.dst, size)
         if m.entries[0]:
             clock_senders[m.dst].add(m.src)
+            clock_receivers[m.src].add(m.dst)
         if m.kind in ("signal", "task", "result"):
             seq_entries[m.src] += 1
             queues[m.dst] += 1
     if pattern == "lock":
         for m in pattern_barrier(n):  # MPI_Win_free
             note(m.src, m.dst, m.size[0])
-    for r in range(1, n):  # Done and Terminate
-        note(r, 0, CONTROL)
-        note(0, r, CONTROL)
+    for r in range(1, n):  # Done up and Terminate down the tree rooted at tool 0
+        note(r, tree_parent(r), CONTROL)
+        note(tree_parent(r), r, CONTROL)
 
     best = None
     for r in range(n):
@@ -531,10 +542,12 @@ def tool_memory(pattern, n, msgs, variant):
                   for s in in_max[r].values())
         extra = 0
         if variant in ("today+diff", INCREMENTS):
-            # The sender's last-update and last-sent stamps (Singhal-
-            # Kshemkalyani), and the receiver's copy of the last clock from
-            # every peer that sends it clocks, to rebuild full clocks.
-            extra = ENTRY * n + ENTRY * len(out_max[r]) + ENTRY * n * len(clock_senders[r])
+            # A baseline (8N bytes) for every peer this tool sends clocks to
+            # and every peer that sends it clocks (clock_baselines.h).
+            # No more than the budget (vcx-run --clock-diff-mib): beyond it
+            # pairs go without, and their bytes are today's.
+            extra = min(DIFF_BUDGET,
+                        ENTRY * n * (len(clock_receivers[r]) + len(clock_senders[r])))
         total = fixed + clocks + tables + conns + extra
         sockets = len(out_max[r]) + len(in_max[r])
         if best is None or total > best[0]:

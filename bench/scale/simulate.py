@@ -204,18 +204,20 @@ def simulate(pattern, n, iterations):
     return Simulation(n).run(pattern, iterations)
 
 
-def run_totals_today(sim):
-    """Per-tool messages and bytes of today's encoding, control messages included."""
+def run_totals(sim, variant="today+diff"):
+    """Per-tool messages and bytes of a real run, control messages included:
+    "today+diff" as vcx runs by default (every pair keeps a baseline),
+    "today" with whole clocks only (vcx-run --clock-diff-mib 0)."""
     n = sim.n
+    vi = ALL_VARIANTS.index(variant)
     msgs, nbytes = [0] * n, [0] * n
     for _, src, _, _, sizes, _ in sim.messages:
         msgs[src] += 1
-        nbytes[src] += sizes[0]
-    for r in range(n):
-        msgs[r] += 1                              # Done
-        nbytes[r] += model.CONTROL
-    msgs[0] += n                                  # Terminate
-    nbytes[0] += n * model.CONTROL
+        nbytes[src] += sizes[vi]
+    for r in range(n):                            # along the tree rooted at tool 0:
+        sent = len(tree_children(r, n)) + (r != 0)  # Terminate down, Done up
+        msgs[r] += sent
+        nbytes[r] += sent * model.CONTROL
     return msgs, nbytes
 
 

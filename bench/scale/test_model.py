@@ -11,7 +11,9 @@
 3. The simulation against reality: runs bench/scale's pattern program
    under vcx-run for small N and compares the messages and bytes every tool
    reports (stats-<rank>.json) with the simulation's whole run (its first
-   iterations included, where clocks are still sparse), rank by rank.
+   iterations included, where clocks are still sparse), rank by rank:
+   with differential clocks (the default) against "today+diff", and with
+   whole clocks only (--clock-diff-mib 0) against "today".
 
     test_model.py --build <build directory>
 """
@@ -39,7 +41,7 @@ def check(cond, what):
 
 
 def hand_cases():
-    # BinomialTree (modules/vclock/binomial_tree.h), root 0.
+    # BinomialTree (core/include/vcx/binomial_tree.h), root 0.
     check(model.tree_children(0, 8) == [1, 2, 4], "children of 0 in 8")
     check(model.tree_children(4, 8) == [5, 6], "children of 4 in 8")
     check(model.tree_children(6, 8) == [7], "children of 6 in 8")
@@ -152,15 +154,17 @@ def against_simulation():
                              f"model only: {list((want - got).items())[:2]}")
 
 
-def run_one(build, pattern, n, iterations):
+def run_one(build, pattern, n, iterations, variant="today+diff"):
     vcx_run = os.path.join(build, "bin", "vcx-run")
     program = os.path.join(build, "bench", "scale_pattern")
     for path in (vcx_run, program):
         if not os.access(path, os.X_OK):
             check(False, f"{path} is missing; build the project first")
             return
-    cmd = [vcx_run, "-n", str(n), "--keep-session", program, "--pattern", pattern,
-           "--iterations", str(iterations)]
+    cmd = [vcx_run, "-n", str(n), "--keep-session"]
+    if variant == "today":
+        cmd += ["--clock-diff-mib", "0"]
+    cmd += [program, "--pattern", pattern, "--iterations", str(iterations)]
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            timeout=180)
@@ -178,8 +182,8 @@ def run_one(build, pattern, n, iterations):
         for r in range(n):
             with open(os.path.join(m.group(1), f"stats-{r}.json")) as f:
                 stats.append(json.load(f))
-        want_msgs, want_bytes = simulate.run_totals_today(
-            simulate.simulate(pattern, n, iterations))
+        want_msgs, want_bytes = simulate.run_totals(
+            simulate.simulate(pattern, n, iterations), variant)
         notes = []
         for r, s in enumerate(stats):
             # A race of the shutdown, after every clock was exchanged: a
@@ -198,12 +202,12 @@ def run_one(build, pattern, n, iterations):
                 notes.append(f"rank {r}: {s['reason']}")
         got = ([s["messages_sent"] for s in stats], [s["bytes_sent"] for s in stats])
         ok = got == (want_msgs, want_bytes)
-        check(ok, f"{pattern} at {n}: tools sent {got}, the model predicts "
+        check(ok, f"{pattern} at {n} ({variant}): tools sent {got}, the model predicts "
                   f"{(want_msgs, want_bytes)}")
         extra = f" (shutdown race counted: {'; '.join(notes)})" if notes else ""
-        print(f"bench.scale_model: {pattern} at {n} ranks, {iterations} iterations: "
-              f"{sum(got[0])} messages, {sum(got[1])} bytes, as predicted{extra}"
-              if ok else f"bench.scale_model: {pattern} at {n} ranks: mismatch")
+        print(f"bench.scale_model: {pattern} at {n} ranks, {iterations} iterations, "
+              f"{variant}: {sum(got[0])} messages, {sum(got[1])} bytes, as predicted{extra}"
+              if ok else f"bench.scale_model: {pattern} at {n} ranks ({variant}): mismatch")
     finally:
         if m:
             shutil.rmtree(m.group(1), ignore_errors=True)
@@ -214,6 +218,10 @@ def against_runs(build):
     cases += [("stencil", 6), ("stencil", 9)]
     for pattern, n in cases:
         run_one(build, pattern, n, 3)
+    # Whole clocks only (--clock-diff-mib 0), the encoding before differential
+    # clocks.
+    for pattern in model.PATTERNS:
+        run_one(build, pattern, 5, 3, "today")
 
 
 def main():

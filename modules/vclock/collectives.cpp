@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "binomial_tree.h"
+#include "vcx/binomial_tree.h"
 #include "vclock_engine.h"
 
 namespace vcx::vclock {
@@ -113,13 +113,19 @@ bool VclockEngine::init_coll(const CollKey& key, CollState& st) {
       if (pos == 0) st.down_ready = true;  // nothing below the first member
       break;
   }
-  // Replay what came before the group was known (source appended to each).
+  // Replay what came before the group was known: header, whole clock, source
+  // (decoded on arrival already, against the pair's baseline then).
   auto early = std::move(st.early);
   st.early.clear();
   for (auto& bytes : early) {
+    CollHeader h;
     std::uint32_t src = 0;
+    std::memcpy(&h, bytes.data(), sizeof h);
     std::memcpy(&src, bytes.data() + bytes.size() - 4, 4);
-    on_message(Rank{src}, std::span<const std::uint8_t>(bytes.data(), bytes.size() - 4));
+    ClockValue* tmp = pool_.acquire();
+    std::memcpy(tmp, bytes.data() + sizeof h, std::size_t{width_} * sizeof(ClockValue));
+    on_collective(Rank{src}, h, pool_.view(tmp));
+    pool_.release(tmp);
   }
   return true;
 }
@@ -266,13 +272,10 @@ void VclockEngine::on_collective(Rank src, const CollHeader& h, ClockSpan clock)
   const CollKey key{GroupId{h.group}, h.instance};
   CollState& st = coll_state(key, static_cast<CollectiveKind>(h.kind), Rank{h.root});
   if (!init_coll(key, st)) {
-    // Keep the message, its clock dense and its source appended, until the
-    // group is known.
-    CollHeader dense = h;
-    dense.encoding = static_cast<std::uint8_t>(ClockEncoding::Dense64);
-    dense.width = static_cast<std::uint32_t>(clock.size());
+    // Keep the header, the whole clock and the source until the group is
+    // known.
     std::vector<std::uint8_t> raw(sizeof h + clock.size_bytes() + 4);
-    std::memcpy(raw.data(), &dense, sizeof dense);
+    std::memcpy(raw.data(), &h, sizeof h);
     std::memcpy(raw.data() + sizeof h, clock.data(), clock.size_bytes());
     std::memcpy(raw.data() + sizeof h + clock.size_bytes(), &src.value, 4);
     st.early.push_back(std::move(raw));
@@ -310,8 +313,7 @@ void VclockEngine::send_coll(Rank dst, MsgType type, const CollKey& key, const C
   h.group = key.group.value;
   h.instance = key.instance;
   h.root = st.root.value;
-  pack_message(h, clock, width_, scratch_);
-  transport_.send(dst, PeerChannel::Exchange, scratch_);
+  send_clock_message(dst, h, clock);
 }
 
 void VclockEngine::coll_maybe_erase(const CollKey& key) {

@@ -35,6 +35,11 @@ enum class MsgType : std::uint8_t {
   FlagGrant = 15,
   FlagValue = 16,
   FlagClock = 17,
+  // Differential clocks (clock_baselines.h), no clock: the receiver of a
+  // sender's clocks has room for their baseline (DiffOffer); the sender has
+  // none left (DiffDecline).
+  DiffOffer = 18,
+  DiffDecline = 19,
 };
 
 // Resource messages reuse P2PHeader: queue_a = resource id, seq = the

@@ -4,6 +4,10 @@
 namespace {
 
 const vcx::OptionSpec kOptions[] = {
+    {"vclock.diff-bytes", "67108864",
+     "memory per tool for the last clock exchanged with each peer, in bytes; clocks then "
+     "travel as the entries that changed when that is smaller (0: whole clocks only); the "
+     "same for every tool"},
     {nullptr, nullptr, nullptr},
 };
 

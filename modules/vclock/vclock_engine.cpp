@@ -5,7 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "binomial_tree.h"
+#include "vcx/binomial_tree.h"
 
 namespace vcx::vclock {
 
@@ -16,7 +16,13 @@ VclockEngine::Slot& VclockEngine::InQueue::at(std::uint64_t pos) {
 
 VclockEngine::VclockEngine(ToolHost& host, PeerTransport& transport, Rank self,
                            std::uint32_t width)
-    : host_(host), transport_(transport), self_(self), width_(width), clock_(width), pool_(width) {
+    : host_(host),
+      transport_(transport),
+      self_(self),
+      width_(width),
+      clock_(width),
+      pool_(width),
+      baselines_(self, width, host.options().number_or("vclock.diff-bytes", kDefaultDiffBytes)) {
   transport_.set_handler(PeerChannel::Exchange,
                          [this](Rank src, std::span<const std::uint8_t> bytes) {
                            on_message(src, bytes);
@@ -369,8 +375,33 @@ void VclockEngine::send_p2p(Rank dst, MsgType type, std::uint16_t flags, QueueId
   h.queue_a = q.a;
   h.queue_b = q.b;
   h.seq = seq;
-  pack_message(h, clock, width_, scratch_);
+  send_clock_message(dst, h, clock);
+}
+
+template <class Header>
+void VclockEngine::send_clock_message(Rank dst, const Header& h, const ClockValue* clock) {
+  pack_message(h, clock, width_, scratch_, clock ? baselines_.sending(dst) : nullptr);
   transport_.send(dst, PeerChannel::Exchange, scratch_);
+}
+template void VclockEngine::send_clock_message(Rank, const CollHeader&, const ClockValue*);
+
+ClockValue* VclockEngine::read_clock(Rank src, std::span<const std::uint8_t> bytes,
+                                     std::size_t header_bytes, std::uint8_t encoding,
+                                     std::uint32_t items, const char* what) {
+  if (src.value >= width_) host_.fatal("vclock: a message from a rank outside the job");
+  const bool keeps = (encoding & kEncodingKeep) != 0;
+  const PeerBaselines::Arrival a = baselines_.receiving(src, keeps);
+  if (a.invalid)
+    host_.fatal(std::string("vclock: a ") + what +
+                " message whose clock does not follow the differential protocol (do all tools "
+                "run with the same vclock.diff-bytes?)");
+  ClockValue* tmp = pool_.acquire();
+  if (!decode_clock(bytes.subspan(header_bytes), encoding & ~kEncodingKeep, items, width_, tmp,
+                    a.base))
+    host_.fatal(std::string("vclock: a ") + what + " message whose clock does not fit this job");
+  if (a.base) std::copy_n(tmp, width_, a.base);
+  if (a.offer) send_p2p(src, MsgType::DiffOffer, 0, QueueId{}, 0, nullptr);
+  return tmp;
 }
 
 void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
@@ -380,9 +411,7 @@ void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
     CollHeader h;
     if (bytes.size() < sizeof h) host_.fatal("vclock: short collective message");
     std::memcpy(&h, bytes.data(), sizeof h);
-    ClockValue* tmp = pool_.acquire();
-    if (!decode_clock(bytes.subspan(sizeof h), h.encoding, h.width, width_, tmp))
-      host_.fatal("vclock: a collective message whose clock does not fit this job");
+    ClockValue* tmp = read_clock(src, bytes, sizeof h, h.encoding, h.width, "collective");
     on_collective(src, h, pool_.view(tmp));
     pool_.release(tmp);
     return;
@@ -396,9 +425,7 @@ void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
     case MsgType::GrantClock:
     case MsgType::ReleaseClock:
     case MsgType::FlagClock: {
-      ClockValue* tmp = pool_.acquire();
-      if (!decode_clock(bytes.subspan(sizeof h), h.encoding, h.width, width_, tmp))
-        host_.fatal("vclock: a point-to-point message whose clock does not fit this job");
+      ClockValue* tmp = read_clock(src, bytes, sizeof h, h.encoding, h.width, "point-to-point");
       const ClockSpan c(tmp, width_);
       // Ownership of tmp passes on to the handler.
       if (type == MsgType::Signal) on_signal(src, h, c);
@@ -440,6 +467,15 @@ void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
       return;
     case MsgType::Deferred:
       deferred_acks_.insert(AckKey{PeerQueue{src, QueueId{h.queue_a, h.queue_b}}, h.seq});
+      return;
+    case MsgType::DiffOffer:
+      if (src.value >= width_) host_.fatal("vclock: a message from a rank outside the job");
+      if (!baselines_.take_offer(src))
+        send_p2p(src, MsgType::DiffDecline, 0, QueueId{}, 0, nullptr);
+      return;
+    case MsgType::DiffDecline:
+      if (src.value >= width_ || !baselines_.declined(src))
+        host_.fatal("vclock: a DiffDecline for no offer");
       return;
     default:
       host_.fatal("vclock: unknown message type " + std::to_string(bytes[0]));

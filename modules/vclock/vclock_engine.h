@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "clock_baselines.h"
 #include "clock_codec.h"
 #include "clock_pool.h"
 #include "messages.h"
@@ -89,6 +90,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   std::size_t order_gates() const { return gates_.size(); }
   std::size_t flag_deposits() const { return flag_deposits_; }
   bool dependent() const { return announced_dependent_; }
+  const PeerBaselines& baselines() const { return baselines_; }
 
  private:
   // ---- point-to-point state ----
@@ -278,6 +280,12 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
                 const ClockValue* clock);
   void send_coll(Rank dst, MsgType type, const CollKey& key, const CollState& st,
                  const ClockValue* clock);
+  // Header then clock, against the pair's baseline where there is one.
+  template <class Header>
+  void send_clock_message(Rank dst, const Header& h, const ClockValue* clock);
+  // The clock that follows a header of `header_bytes`, into a pooled clock.
+  ClockValue* read_clock(Rank src, std::span<const std::uint8_t> bytes, std::size_t header_bytes,
+                         std::uint8_t encoding, std::uint32_t items, const char* what);
 
   // Receives.
   void try_answer(Receive& r, std::uint64_t token);
@@ -391,6 +399,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
 
   std::vector<ClockedCallObserver*> observers_;
   std::vector<std::uint8_t> scratch_;
+  PeerBaselines baselines_;
 };
 
 }  // namespace vcx::vclock

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "../../modules/vclock/binomial_tree.h"
+#include "vcx/binomial_tree.h"
 
-using vcx::vclock::BinomialTree;
+using vcx::BinomialTree;
 
 namespace {
 

@@ -348,3 +348,33 @@ TEST_CASE("launcher settings: polling times", "[launcher]") {
     CHECK(b.error.find('\n') == std::string::npos);
   }
 }
+
+TEST_CASE("launcher settings: the memory for differential clocks", "[launcher]") {
+  auto d = parse_command_line({"-n", "2", "p"});
+  REQUIRE(d.ok());
+  CHECK_FALSE(d.options.clock_diff_mib);
+  auto r = parse_command_line({"-n", "2", "--clock-diff-mib", "0", "p"});
+  REQUIRE(r.ok());
+  CHECK(r.options.clock_diff_mib == 0u);
+  auto e = parse_command_line({"-n", "2", "p"}, Environment({"VCX_CLOCK_DIFF_MIB=256"}));
+  REQUIRE(e.ok());
+  CHECK(e.options.clock_diff_mib == 256u);
+  for (const char* bad : {"-1", "1.5", "", "x", "1048577"}) {
+    INFO(bad);
+    auto b = parse_command_line({"-n", "2", "--clock-diff-mib", bad, "p"});
+    CHECK_THAT(b.error, Catch::Contains("--clock-diff-mib needs a whole number of MiB"));
+    CHECK(b.error.find('\n') == std::string::npos);
+  }
+  // The tools get it as the engine's option, in bytes, and only when given.
+  Plan plan;
+  plan.options = d.options;
+  const auto option_given = [](const std::vector<std::string>& cmd, const std::string& kv) {
+    const std::vector<std::string> want{"--option", kv};
+    return std::search(cmd.begin(), cmd.end(), want.begin(), want.end()) != cmd.end();
+  };
+  CHECK_FALSE(option_given(tool_command(plan, "S"), "vclock.diff-bytes=0"));
+  plan.options.clock_diff_mib = 0;
+  CHECK(option_given(tool_command(plan, "S"), "vclock.diff-bytes=0"));
+  plan.options.clock_diff_mib = 3;
+  CHECK(option_given(tool_command(plan, "S"), "vclock.diff-bytes=3145728"));
+}

@@ -1325,3 +1325,135 @@ TEST_CASE("engine: a truly blocking all-to-all is exact with the sparse contribu
       CHECK(clock_of(sim, r, b[r].call_index) == Clock{3, 2, 1, 2});
   }
 }
+
+// ---------------------------------------------------------------------------
+// Differential clocks (clock_baselines.h): the same clocks, fewer bytes
+
+namespace {
+
+struct WireCount {
+  std::size_t clocks = 0, keeping = 0, deltas = 0, offers = 0, declines = 0;
+  std::size_t clock_bytes = 0;
+  std::uint32_t most_held = 0;  // baselines held by one engine at the end
+};
+
+// Runs rounds of sends from every rank to every other one and all-to-alls
+// on the world, with engines given `diff_bytes`, and counts what crossed
+// the wire. The reference model checks every clock.
+WireCount run_traffic(std::uint32_t n, std::uint64_t seed, std::uint64_t diff_bytes) {
+  Options o;
+  o.set("vclock.diff-bytes", std::to_string(diff_bytes));
+  EngineSim sim(n, seed, o);
+  WireCount w;
+  sim.net().set_tap([&](bool delivered, Rank, Rank, PeerChannel ch,
+                        std::span<const std::uint8_t> bytes) {
+    if (delivered || ch != PeerChannel::Exchange) return;
+    const auto type = static_cast<vclock::MsgType>(bytes[0]);
+    if (type == vclock::MsgType::DiffOffer) ++w.offers;
+    if (type == vclock::MsgType::DiffDecline) ++w.declines;
+    const bool coll = type == vclock::MsgType::CollUp || type == vclock::MsgType::CollDown ||
+                      type == vclock::MsgType::CollCross;
+    const std::uint8_t encoding = bytes[coll ? 2 : 1];
+    const std::size_t header = coll ? sizeof(vclock::CollHeader) : sizeof(vclock::P2PHeader);
+    if (bytes.size() == header) return;  // no clock
+    ++w.clocks;
+    w.clock_bytes += bytes.size() - header;
+    w.keeping += (encoding & vclock::kEncodingKeep) != 0;
+    w.deltas += (encoding & vclock::kEncodingDelta) != 0;
+  });
+  sim.register_group_everywhere(kWorld, all_ranks(n));
+  std::mt19937_64 rng(seed);
+  for (std::uint64_t round = 1; round <= 6; ++round) {
+    for (std::uint32_t s = 0; s < n; ++s)
+      for (std::uint32_t d = 0; d < n; ++d)
+        if (s != d) sim.isend(s, d, kQ);
+    for (std::uint32_t d = 0; d < n; ++d) {
+      std::vector<std::uint32_t> from;
+      for (std::uint32_t s = 0; s < n; ++s)
+        if (s != d) from.push_back(s);
+      std::shuffle(from.begin(), from.end(), rng);
+      for (std::uint32_t s : from) sim.recv(d, s, kQ);
+      if (rng() % 2) sim.local(d);
+    }
+    for (std::uint32_t r = 0; r < n; ++r)
+      sim.collective(r, coll(kWorld, round, CollectiveKind::AllToAll, Rank{0}));
+    for (int k = static_cast<int>(rng() % 50); k > 0 && sim.step(); --k) {
+    }
+  }
+  sim.drain();
+  const std::string problem = sim.check_finished();
+  if (!problem.empty()) throw std::runtime_error(problem);
+  for (std::uint32_t r = 0; r < n; ++r)
+    w.most_held = std::max(
+        w.most_held,
+        static_cast<const vclock::VclockEngine&>(sim.engine(r)).baselines().baselines_held());
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("engine: differential clocks change no clock, and send fewer bytes",
+          "[engine][diff]") {
+  constexpr std::uint32_t n = 5;
+  const std::uint64_t baseline = n * sizeof(ClockValue);
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    INFO("seed " << seed);
+    const WireCount off = run_traffic(n, seed, 0);
+    CHECK(off.keeping == 0);
+    CHECK(off.offers == 0);
+
+    const WireCount all = run_traffic(n, seed, vclock::kDefaultDiffBytes);
+    CHECK(all.clocks == off.clocks);
+    CHECK(all.keeping == all.clocks);  // every pair keeps from its first clock
+    CHECK(all.offers == 0);
+    CHECK(all.deltas > 0);
+    CHECK(all.clock_bytes < off.clock_bytes);
+
+    // One room each way: every engine offers to the first peer it hears
+    // from; an engine offered by several takes one and declines the rest.
+    const WireCount one = run_traffic(n, seed, 2 * baseline);
+    CHECK(one.clocks == off.clocks);
+    CHECK(one.offers >= 1);
+    CHECK(one.offers <= n + one.declines);  // a declined room is offered again
+    CHECK(one.declines < one.offers);
+    CHECK(one.most_held <= 2);
+    CHECK(all.most_held == 2 * (n - 1));
+    CHECK(one.keeping > 0);
+    CHECK(one.keeping < one.clocks);
+    CHECK(one.clock_bytes <= off.clock_bytes);
+  }
+}
+
+
+TEST_CASE("engine: clocks that break the differential protocol are fatal, with one clear reason",
+          "[engine][diff]") {
+  // A whole clock that keeps, to an engine that keeps nothing: the tools run
+  // with different budgets.
+  Options off;
+  off.set("vclock.diff-bytes", "0");
+  EngineSim sim(2, 1, off);
+  std::vector<std::uint8_t> keeps(32 + 2 * 4, 0);
+  keeps[0] = static_cast<std::uint8_t>(vclock::MsgType::Signal);
+  keeps[1] = static_cast<std::uint8_t>(vclock::ClockEncoding::Dense32) | vclock::kEncodingKeep;
+  keeps[4] = 2;   // width
+  keeps[24] = 1;  // seq 1
+  sim.net().send(Rank{0}, Rank{1}, PeerChannel::Exchange, keeps);
+  CHECK_THROWS_WITH(sim.drain(), Contains("same vclock.diff-bytes"));
+
+  // A delta to an engine that keeps every pair's baseline is fine; a plain
+  // clock is not (the sender keeps nothing).
+  Options all;
+  all.set("vclock.diff-bytes", std::to_string(vclock::kDefaultDiffBytes));
+  EngineSim sim2(2, 1, all);
+  std::vector<std::uint8_t> plain = keeps;
+  plain[1] = static_cast<std::uint8_t>(vclock::ClockEncoding::Dense32);
+  sim2.net().send(Rank{0}, Rank{1}, PeerChannel::Exchange, plain);
+  CHECK_THROWS_WITH(sim2.drain(), Contains("same vclock.diff-bytes"));
+
+  // A DiffDecline for an offer never made.
+  EngineSim sim3(2, 1, all);
+  std::vector<std::uint8_t> decline(32, 0);
+  decline[0] = static_cast<std::uint8_t>(vclock::MsgType::DiffDecline);
+  sim3.net().send(Rank{0}, Rank{1}, PeerChannel::Exchange, decline);
+  CHECK_THROWS_WITH(sim3.drain(), Contains("DiffDecline"));
+}

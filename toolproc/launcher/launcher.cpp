@@ -522,6 +522,8 @@ std::vector<std::string> tool_command(const Plan& plan, const std::string& sessi
     cmd.push_back("--option");
     cmd.push_back("trace.dir=" + *plan.trace_dir);
   }
+  if (const auto& mib = plan.options.clock_diff_mib)
+    append(cmd, {"--option", "vclock.diff-bytes=" + std::to_string(*mib << 20)});
   if (plan.options.no_stall) cmd.push_back("--no-stall");
   if (plan.options.shmem_flags == "off") cmd.push_back("--no-shmem-flags");
   if (tools_share_app_cores(plan.placement)) cmd.push_back("--shared-core");

@@ -59,6 +59,10 @@ po::options_description settings_table() {
     ("app-spin-ns", po::value<std::string>()->value_name("NS"),
      "how long the application polls for its tool's answer before it sleeps; default 2000, 0 "
      "when tools share cores with the application")
+    ("clock-diff-mib", po::value<std::string>()->value_name("MiB"),
+     "memory per tool for the last clock sent to and received from each peer (default 64); "
+     "clocks then travel as the entries that changed when that is smaller; 0 sends whole "
+     "clocks only")
     ("keep-session", po::bool_switch(),
      "keep the session directory (sockets, statistics) and print its path")
     ("verbose,v", po::bool_switch(), "print the commands started and a summary at the end");
@@ -219,16 +223,16 @@ std::string whole_number(const std::string& key, const std::string& text, int ma
 }
 
 // A polling time in nanoseconds: 0 to one second.
-std::string spin_time(const std::string& key, const std::string& text,
-                      std::optional<std::uint64_t>* out) {
-  constexpr unsigned long long kMax = 1'000'000'000ULL;
+std::string whole_number(const std::string& key, const std::string& text,
+                         unsigned long long max, const char* unit,
+                         std::optional<std::uint64_t>* out) {
   char* end = nullptr;
   errno = 0;
   const unsigned long long value = text.empty() ? 0 : std::strtoull(text.c_str(), &end, 10);
   if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])) || *end != '\0' ||
-      errno != 0 || value > kMax)
-    return "--" + key + " needs a whole number of nanoseconds from 0 to 1000000000, not '" +
-           text + "'";
+      errno != 0 || value > max)
+    return "--" + key + " needs a whole number of " + unit + " from 0 to " +
+           std::to_string(max) + ", not '" + text + "'";
   *out = value;
   return {};
 }
@@ -382,10 +386,19 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
     }
     *c.field = v;
   }
-  for (const auto& [key, field] : {std::pair{"tool-spin-ns", &o.tool_spin_ns},
-                                   std::pair{"app-spin-ns", &o.app_spin_ns}}) {
+  struct Number {
+    const char* key;
+    std::optional<std::uint64_t>* field;
+    unsigned long long max;
+    const char* unit;
+  };
+  for (const Number& n : {Number{"tool-spin-ns", &o.tool_spin_ns, 1'000'000'000ULL, "nanoseconds"},
+                          Number{"app-spin-ns", &o.app_spin_ns, 1'000'000'000ULL, "nanoseconds"},
+                          Number{"clock-diff-mib", &o.clock_diff_mib, 1'048'576ULL, "MiB"}}) {
+    const std::string key = n.key;
     if (!vm.count(key)) continue;
-    if (std::string err = spin_time(key, vm[key].as<std::string>(), field); !err.empty()) {
+    if (std::string err = whole_number(key, vm[key].as<std::string>(), n.max, n.unit, n.field);
+        !err.empty()) {
       r.error = err;
       return r;
     }

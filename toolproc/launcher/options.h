@@ -40,6 +40,9 @@ struct LaunchOptions {
   // for its tool; nullopt: the tool's defaults.
   std::optional<std::uint64_t> tool_spin_ns;
   std::optional<std::uint64_t> app_spin_ns;
+  // Differential clocks: each tool's memory for its peers' baselines
+  // (vclock.diff-bytes); nullopt: the engine's default.
+  std::optional<std::uint64_t> clock_diff_mib;
   std::optional<std::string> config_file;  // --config or VCX_CONFIG, as given
   std::string program;
   std::vector<std::string> program_args;

@@ -19,15 +19,19 @@
 #include <spdlog/spdlog.h>
 
 #include "mpi_transport/mpi_transport.h"
+#include "vcx/binomial_tree.h"
 #include "vcx/delaying_transport.h"
 
 namespace vcx::tool {
 namespace {
 
 
+// The end of a run is agreed along a binomial tree rooted at tool 0, so that
+// no tool needs a connection to every other one: Done goes up once a tool's
+// whole subtree is done, Terminate comes down.
 enum class ControlMsg : std::uint8_t {
-  Done = 1,       // to rank 0: my application finished and my queue is empty
-  Terminate = 2,  // from rank 0: everyone is done, stop
+  Done = 1,       // to the parent: my subtree's applications finished, their queues are empty
+  Terminate = 2,  // from the parent: everyone is done, stop
   Abort = 3,      // to everyone: stop now; the reason follows
 };
 
@@ -56,7 +60,10 @@ const char* app_state_name(AppState s) {
 }
 
 ToolProcess::ToolProcess(ToolOptions opts, Rank rank, std::uint32_t size)
-    : opts_(std::move(opts)), rank_(rank), size_(size) {}
+    : opts_(std::move(opts)),
+      rank_(rank),
+      size_(size),
+      tree_parent_(BinomialTree(size, 0).parent(rank.value).value_or(rank.value)) {}
 
 ToolProcess::~ToolProcess() {
   plugins_.clear();
@@ -111,11 +118,11 @@ std::string ToolProcess::prepare() {
   });
   transport_->set_error_handler([this](Rank peer, const std::string& what) {
     if (terminate_) return;
-    // Once this tool is done, the others stop as soon as tool 0's Terminate
-    // reaches them, which may be before it reaches this one: a peer's
-    // connection closing then is the normal end. Tool 0 still reports any
-    // real failure (its own connection closes only after its Terminate).
-    if (done_sent_ && peer.value != 0) {
+    // Once this tool's subtree is done, the others stop as soon as
+    // Terminate reaches them, which may be before it reaches this one: a
+    // peer's connection closing then is the normal end. The parent's closes
+    // only after it sent this tool Terminate, so its loss is still a failure.
+    if (done_sent_ && Rank{tree_parent_} != peer) {
       spdlog::debug("after this tool was done: {}", what);
       return;
     }
@@ -391,10 +398,11 @@ void ToolProcess::on_control_message(Rank src, std::span<const std::uint8_t> b) 
   if (b.empty()) return;
   switch (static_cast<ControlMsg>(b[0])) {
     case ControlMsg::Done:
-      if (++done_count_ == size_) broadcast_control(static_cast<std::uint8_t>(ControlMsg::Terminate));
+      ++children_done_;
+      maybe_report_done();
       break;
     case ControlMsg::Terminate:
-      terminate_ = true;
+      terminate_children();
       break;
     case ControlMsg::Abort:
       if (!aborted_) {
@@ -411,8 +419,12 @@ void ToolProcess::on_control_message(Rank src, std::span<const std::uint8_t> b) 
   }
 }
 
-void ToolProcess::broadcast_control(std::uint8_t what) {
-  for (std::uint32_t r = 0; r < size_; ++r) transport_->send(Rank{r}, PeerChannel::Control, {&what, 1});
+void ToolProcess::terminate_children() {
+  const auto what = static_cast<std::uint8_t>(ControlMsg::Terminate);
+  BinomialTree(size_, 0).for_each_child_largest_first(rank_.value, [&](std::uint32_t c) {
+    transport_->send(Rank{c}, PeerChannel::Control, {&what, 1});
+  });
+  terminate_ = true;
 }
 
 // For vcx-run's progress line: "<events> <application state>", rewritten at
@@ -437,9 +449,15 @@ void ToolProcess::maybe_write_progress() {
 void ToolProcess::maybe_report_done() {
   if (done_sent_ || aborted_) return;
   if (app_state_ != AppState::Finalized || !engine_->idle()) return;
+  const BinomialTree tree(size_, 0);
+  if (children_done_ < tree.child_count(rank_.value)) return;
   done_sent_ = true;
+  if (rank_.value == 0) {
+    terminate_children();  // everyone is done
+    return;
+  }
   const auto what = static_cast<std::uint8_t>(ControlMsg::Done);
-  transport_->send(Rank{0}, PeerChannel::Control, {&what, 1});
+  transport_->send(Rank{tree_parent_}, PeerChannel::Control, {&what, 1});
 }
 
 void ToolProcess::abort_all(const std::string& why) {

@@ -67,7 +67,8 @@ class ToolProcess final : public ToolHost {
   void release_early();
   void settle_app();
   void on_control_message(Rank src, std::span<const std::uint8_t> bytes);
-  void broadcast_control(std::uint8_t what);
+  // Sends Terminate down the tree and stops this tool.
+  void terminate_children();
   void maybe_report_done();
   void maybe_write_progress();
   void abort_all(const std::string& why);
@@ -117,8 +118,9 @@ class ToolProcess final : public ToolHost {
 
   std::uint64_t nap_ns_ = 0;  // current idle nap with a polled transport; 0 when busy
 
-  bool done_sent_ = false;
-  std::uint32_t done_count_ = 0;  // rank 0: tools that reported done
+  bool done_sent_ = false;          // this tool's subtree is done (reported to the parent)
+  std::uint32_t children_done_ = 0;  // children in the tree that reported Done
+  std::uint32_t tree_parent_ = 0;    // the parent in the tree (tool 0: itself)
   bool terminate_ = false;
   bool aborted_ = false;
   std::string abort_reason_;

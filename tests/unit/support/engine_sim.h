@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -743,7 +744,12 @@ class EngineSim {
     std::int64_t call_index = -1;  // position among the rank's clocked calls, -1 if unclocked
   };
 
-  EngineSim(std::uint32_t n, std::uint64_t delivery_seed,
+  // `options` go to every engine. VCX_TEST_DIFF_SLOTS=K in the environment
+  // (unless `options` set vclock.diff-bytes) gives every engine room for K
+  // baselines each way (clock_baselines.h): 0 turns differential clocks
+  // off, 1 makes engines grant baselines to one peer at a time. ctest runs
+  // the engine tests so, next to the default (a baseline for every peer).
+  EngineSim(std::uint32_t n, std::uint64_t delivery_seed, const Options& options = {},
             const std::string& plugin_dir = VCX_PLUGIN_DIR)
       : net_(n, delivery_seed), ref_(n) {
     net_.set_tap([this](bool delivered, Rank src, Rank dst, PeerChannel ch,
@@ -756,6 +762,7 @@ class EngineSim {
       auto node = std::make_unique<Node>();
       node->transport = std::make_unique<SimTransport>(net_, Rank{r}, n);
       node->host = std::make_unique<SimHost>(Rank{r}, n, *node->transport);
+      node->host->options_ = engine_options(n, options);
       std::string err;
       node->plugin = lib_.descriptor->create(*node->host, &err);
       if (!node->plugin) throw std::runtime_error("creating the vclock engine: " + err);
@@ -765,6 +772,14 @@ class EngineSim {
       node->engine->control().add_pending_receives(&node->pending);
       nodes_.push_back(std::move(node));
     }
+  }
+  static Options engine_options(std::uint32_t n, const Options& given) {
+    Options o = given;
+    const char* slots = std::getenv("VCX_TEST_DIFF_SLOTS");
+    if (slots && *slots && !o.get("vclock.diff-bytes"))
+      o.set("vclock.diff-bytes",
+            std::to_string(2 * std::stoull(slots) * n * sizeof(ClockValue)));
+    return o;
   }
   ~EngineSim() {
     for (auto& n : nodes_) delete n->plugin;

@@ -1,4 +1,6 @@
-// Binomial tree over the positions 0..size-1 of a group, rooted at `root`.
+// Binomial tree over the positions 0..size-1 of a group, rooted at `root`:
+// the vclock engine's collectives run over it, the tool processes agree on
+// the end of a run over it.
 // Positions are renumbered relative to the root; the parent of relative
 // position r is r with its lowest set bit cleared, so the depth is
 // ceil(log2(size)) and every node has at most log2(size) children.
@@ -9,7 +11,7 @@
 #include <cstdint>
 #include <optional>
 
-namespace vcx::vclock {
+namespace vcx {
 
 class BinomialTree {
  public:
@@ -71,4 +73,4 @@ class BinomialTree {
   std::uint32_t root_;
 };
 
-}  // namespace vcx::vclock
+}  // namespace vcx
