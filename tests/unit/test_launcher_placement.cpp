@@ -378,3 +378,27 @@ TEST_CASE("launcher settings: the memory for differential clocks", "[launcher]")
   plan.options.clock_diff_mib = 3;
   CHECK(option_given(tool_command(plan, "S"), "vclock.diff-bytes=3145728"));
 }
+
+TEST_CASE("launcher settings: how blocking MPI calls wait", "[launcher]") {
+  auto d = parse_command_line({"-n", "2", "p"});
+  REQUIRE(d.ok());
+  CHECK(d.options.app_yield == "auto");
+  auto r = parse_command_line({"-n", "2", "--app-yield", "off", "p"});
+  REQUIRE(r.ok());
+  CHECK(r.options.app_yield == "off");
+  auto bad = parse_command_line({"-n", "2", "--app-yield", "sometimes", "p"});
+  CHECK_THAT(bad.error, Catch::Contains("app-yield"));
+  Plan plan;
+  plan.options = d.options;
+  const auto has = [](const std::vector<std::string>& cmd, const std::string& v) {
+    const std::vector<std::string> want{"--app-yield", v};
+    return std::search(cmd.begin(), cmd.end(), want.begin(), want.end()) != cmd.end();
+  };
+  // auto: the tools decide from --shared-core.
+  CHECK_FALSE(has(tool_command(plan, "S"), "on"));
+  CHECK_FALSE(has(tool_command(plan, "S"), "off"));
+  plan.options.app_yield = "on";
+  CHECK(has(tool_command(plan, "S"), "on"));
+  plan.options.app_yield = "off";
+  CHECK(has(tool_command(plan, "S"), "off"));
+}

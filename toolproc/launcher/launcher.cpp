@@ -527,6 +527,7 @@ std::vector<std::string> tool_command(const Plan& plan, const std::string& sessi
   if (plan.options.no_stall) cmd.push_back("--no-stall");
   if (plan.options.shmem_flags == "off") cmd.push_back("--no-shmem-flags");
   if (tools_share_app_cores(plan.placement)) cmd.push_back("--shared-core");
+  if (plan.options.app_yield != "auto") append(cmd, {"--app-yield", plan.options.app_yield});
   if (const auto& ns = plan.options.tool_spin_ns) append(cmd, {"--spin-ns", std::to_string(*ns)});
   if (const auto& ns = plan.options.app_spin_ns) append(cmd, {"--app-spin-ns", std::to_string(*ns)});
   if (plan.progress) cmd.push_back("--progress");

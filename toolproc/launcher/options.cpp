@@ -56,6 +56,11 @@ po::options_description settings_table() {
     ("tool-spin-ns", po::value<std::string>()->value_name("NS"),
      "how long an idle tool polls before it sleeps (default 20000); a tool sharing cores with "
      "the application (--placement shared) polls only while its rank waits for it")
+    ("app-yield", po::value<std::string>()->value_name("auto|on|off"),
+     "MPI programs: on makes blocking calls (receives, waits, collectives) test for "
+     "completion and yield the core in between, so that a tool sharing it runs at once; off "
+     "leaves MPI to busy-poll; auto (default) is on where tools share cores with the "
+     "application (--placement shared)")
     ("app-spin-ns", po::value<std::string>()->value_name("NS"),
      "how long the application polls for its tool's answer before it sleeps; default 2000, 0 "
      "when tools share cores with the application")
@@ -376,7 +381,8 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
   const Choice choices[] = {{"channel", &o.channel, {"shm", "tcp"}},
                             {"transport", &o.transport, {"tcp", "shm", "mpi"}},
                             {"on-tool-failure", &o.on_tool_failure, {"abort", "continue"}},
-                            {"shmem-flags", &o.shmem_flags, {"on", "off"}}};
+                            {"shmem-flags", &o.shmem_flags, {"on", "off"}},
+                            {"app-yield", &o.app_yield, {"auto", "on", "off"}}};
   for (const Choice& c : choices) {
     if (!vm.count(c.key)) continue;
     const std::string v = vm[c.key].as<std::string>();

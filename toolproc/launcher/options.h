@@ -36,6 +36,7 @@ struct LaunchOptions {
   std::optional<LauncherKind> launcher;    // nullopt: detect
   std::string on_tool_failure = "abort";   // abort | continue
   std::string shmem_flags = "on";          // on | off: register OpenSHMEM flag writes
+  std::string app_yield = "auto";          // auto | on | off: blocking MPI calls yield the core
   // Polling before sleeping (ns): the idle tool, and the application waiting
   // for its tool; nullopt: the tool's defaults.
   std::optional<std::uint64_t> tool_spin_ns;

@@ -58,6 +58,9 @@ bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
        "answer, and let it sleep at once")
       ("spin-ns", po::value(&o.spin_ns)->default_value(o.spin_ns),
        "poll this long when idle before sleeping (ns)")
+      ("app-yield", po::value<std::string>(),
+       "on: the application's blocking MPI calls yield the core between tests of completion; "
+       "off: MPI busy-polls (default: on with --shared-core)")
       ("app-spin-ns", po::value<std::uint32_t>(),
        "the application polls this long for an answer before sleeping (ns; default 2000, 0 "
        "with --shared-core)")
@@ -79,6 +82,12 @@ bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
     }
     po::notify(vm);
     if (o.shared_core) o.app_spin_ns = 0;
+    o.app_yield = o.shared_core;
+    if (vm.count("app-yield")) {
+      const std::string v = vm["app-yield"].as<std::string>();
+      if (v != "on" && v != "off") throw std::runtime_error("--app-yield takes on or off, not '" + v + "'");
+      o.app_yield = v == "on";
+    }
     o.shmem_flags = !no_shmem_flags;
     if (vm.count("app-spin-ns")) o.app_spin_ns = vm["app-spin-ns"].as<std::uint32_t>();
   } catch (const std::exception& e) {

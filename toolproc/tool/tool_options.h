@@ -26,6 +26,9 @@ struct ToolOptions {
   // and its application sleeps at once by default: otherwise either would
   // take the core the other needs to make progress.
   bool shared_core = false;
+  // Blocking MPI calls of the application yield the core between tests of
+  // completion (kModeYieldInWaits); by default where tools share its cores.
+  bool app_yield = false;
   std::uint64_t spin_ns = 20'000;
   std::uint32_t app_spin_ns = 2'000;
   std::string bind_host = "127.0.0.1";

@@ -105,6 +105,7 @@ bool ChannelClient::attach(const ClientSetup& setup) {
     return false;
   }
   no_stall_ = (attachment_.mode_flags & channel::kModeNoStall) != 0;
+  yield_in_waits_ = (attachment_.mode_flags & channel::kModeYieldInWaits) != 0;
   channel::ProducerHooks hooks;
   hooks.ctx = &attachment_.socket_fd;
   hooks.wake_consumer = &wake_tool;

@@ -48,13 +48,17 @@ inline mpi::CollectiveEvent collective_event(MPI_Comm comm, int root, std::uint6
   return ev;
 }
 
-template <class F>
-int blocking_collective(mpi::Call call, MPI_Comm comm, int root, F&& pmpi) {
+// `nonblocking(&request)` starts the same collective in its non-blocking
+// form: where the rank yields its core while it waits, every rank's vcx runs
+// that form (the mode is the same for the whole job), so the members still
+// match one another.
+template <class G, class F>
+int blocking_collective(mpi::Call call, MPI_Comm comm, int root, G&& nonblocking, F&& pmpi) {
   Runtime& rt = runtime();
   if (!rt.active()) return pmpi();
   const std::uint64_t ticket =
       rt.push(call, collective_event(comm, root, 0), role_waits(call, comm, root));
-  const int rc = pmpi();
+  const int rc = rt.yields() ? start_and_test(nonblocking) : pmpi();
   rt.wait(ticket);
   return rc;
 }
@@ -102,7 +106,7 @@ int nonblocking_collective(mpi::Call call, MPI_Comm comm, int root, MPI_Request*
   if (!persistent) make_request_unique(request);
   rt.push(call, collective_event(comm, root, rt.new_request_id(*request)), false);
   rt.remember(*request, role_waits(call, comm, root) ? RequestKind::Waits : RequestKind::Other,
-              persistent);
+              persistent, true);
   return rc;
 }
 

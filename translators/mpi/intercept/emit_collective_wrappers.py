@@ -4,7 +4,8 @@ installed MPICH headers that vcx clocks (blocking, non-blocking "I",
 persistent "_init", neighbourhood, large-count "_c").
 
 The wrappers are committed source; this script only saves typing their
-signatures. The MPI 4.0 forms (persistent "_init", large-count "_c") are
+signatures. A blocking collective's wrapper also names its non-blocking
+form, for ranks that yield their core while they wait. The MPI 4.0 forms (persistent "_init", large-count "_c") are
 compiled only against MPI 4 headers (#if MPI_VERSION >= 4): the
 interceptor of MPI+OpenSHMEM programs is built against Open MPI 4.1's
 MPI 3.1 headers. Which calls are collectives, and of which kind, comes from the
@@ -84,7 +85,17 @@ def main():
             head = f"int {full}(" + (",\n" + " " * (len(full) + 5)).join(parts) + ") {"
         print(head)
         if fam == "Collective":
-            print(f"  return blocking_collective(Call::{name}, comm, {root}, [&] {{")
+            # Its non-blocking form, which a rank whose tool shares its core
+            # tests while yielding the core (collective_support.h).
+            nb = "MPI_I" + name[0].lower() + name[1:]
+            if nb not in protos:
+                sys.exit(f"emit: {full} has no non-blocking form {nb} in {include_dir}/mpi_proto.h")
+            nb_call = f"    return P{nb}({args}, r);"
+            if len(nb_call) > 100:
+                nb_call = f"    return P{nb}(" + (",\n" + " " * (len(nb) + 13)).join(names + ["r"]) + ");"
+            print(f"  return blocking_collective(Call::{name}, comm, {root}, [&](MPI_Request* r) {{")
+            print(nb_call)
+            print("  }, [&] {")
         elif fam == "Icollective":
             print(f"  return nonblocking_collective(Call::{name}, comm, {root}, request, false, [&] {{")
         else:

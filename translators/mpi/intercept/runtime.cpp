@@ -153,26 +153,28 @@ std::uint64_t Runtime::this_generation(std::uint64_t key) {
   return with_generation(key, generation);
 }
 
-void Runtime::remember(MPI_Request r, RequestKind k, bool persistent) {
+void Runtime::remember(MPI_Request r, RequestKind k, bool persistent, bool collective) {
   if ((k == RequestKind::Other && !persistent) || !active() || r == MPI_REQUEST_NULL) return;
   const std::uint64_t id = request_id(r);
   lock();
-  insert(id, k, persistent, !persistent);
+  insert(id, k, persistent, !persistent, persistent && collective);
+  if (persistent && collective) persistent_collectives_.fetch_add(1, std::memory_order_relaxed);
   unlock();
 }
 
-void Runtime::insert(std::uint64_t key, RequestKind k, bool persistent, bool active) {
+void Runtime::insert(std::uint64_t key, RequestKind k, bool persistent, bool active,
+                     bool persistent_collective) {
   if ((request_count_ + 1) * 2 > requests_.size()) {
     std::vector<Entry> old(requests_.size() * 2);
     old.swap(requests_);
     request_count_ = 0;
     for (const Entry& e : old)
-      if (e.used) insert(e.key, e.kind, e.persistent, e.active);
+      if (e.used) insert(e.key, e.kind, e.persistent, e.active, e.persistent_collective);
   }
   std::size_t i = mix64(key) & (requests_.size() - 1);
   while (requests_[i].used && requests_[i].key != key) i = (i + 1) & (requests_.size() - 1);
   if (!requests_[i].used) ++request_count_;
-  requests_[i] = Entry{key, k, persistent, active, true};
+  requests_[i] = Entry{key, k, persistent, active, true, persistent_collective};
 }
 
 Runtime::Entry* Runtime::find(std::uint64_t key) {
@@ -216,6 +218,8 @@ void Runtime::erase(std::uint64_t key) {
   std::size_t i = mix64(key) & mask;
   while (requests_[i].used && requests_[i].key != key) i = (i + 1) & mask;
   if (!requests_[i].used) return;
+  if (requests_[i].persistent_collective)
+    persistent_collectives_.fetch_sub(1, std::memory_order_relaxed);
   // Backward-shift deletion keeps probe chains intact without tombstones.
   std::size_t hole = i;
   for (std::size_t j = (i + 1) & mask; requests_[j].used; j = (j + 1) & mask) {

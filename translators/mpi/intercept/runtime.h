@@ -4,7 +4,9 @@
 #pragma once
 
 #include <mpi.h>
+#include <sched.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -41,6 +43,30 @@ enum class RequestKind : std::uint8_t {
                 // send's answer, a collective member's wait part
 };
 
+// Calls test(&flag) until it reports completion (or an error), yielding the
+// core in between: how a blocking MPI call waits where its rank's tool shares
+// the core. MPI's own blocking calls busy-poll, and the tool the rank waits
+// for would get the core only when the scheduler preempts the rank.
+template <class Test>
+int test_yielding(Test&& test) {
+  int flag = 0;
+  for (;;) {
+    const int rc = test(&flag);
+    if (rc != MPI_SUCCESS || flag) return rc;
+    sched_yield();
+  }
+}
+
+// Starts the non-blocking form of a blocking call (start(&request)) and
+// tests it as above: the blocking call where the rank yields its core.
+template <class Start>
+int start_and_test(Start&& start, MPI_Status* status = MPI_STATUS_IGNORE) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  const int rc = start(&r);
+  if (rc != MPI_SUCCESS) return rc;
+  return test_yielding([&](int* flag) { return PMPI_Test(&r, flag, status); });
+}
+
 class Runtime {
  public:
   // After PMPI_Init*: attach to the tool if vcx-run started us.
@@ -49,6 +75,14 @@ class Runtime {
   void stop();
   bool active() const { return client_.active(Model::Mpi); }
   bool stalls() const { return active() && !client_.no_stall(); }
+  // Whether blocking calls yield the core while they wait: the tool needs it
+  // (it shares this rank's core) to make the progress the call waits for.
+  // MPICH 4.0's test calls do not complete persistent collective requests
+  // (they spin or fail), so while one exists every wait blocks in MPI.
+  bool yields() const {
+    return active() && client_.yield_in_waits() &&
+           persistent_collectives_.load(std::memory_order_relaxed) == 0;
+  }
 
   // The channel to the tool (intercept::ChannelClient): begin() reserves an
   // event (nullptr when inactive), commit() publishes it and returns the
@@ -100,7 +134,7 @@ class Runtime {
 
   // A new request (after new_request_id). Non-persistent requests of kind
   // Other need no entry.
-  void remember(MPI_Request r, RequestKind k, bool persistent = false);
+  void remember(MPI_Request r, RequestKind k, bool persistent = false, bool collective = false);
   // MPI_Start on a persistent request.
   void activate(MPI_Request r);
   // The request with this id completed: its kind, or nullopt when it was an
@@ -146,14 +180,17 @@ class Runtime {
     bool persistent;
     bool active;
     bool used;
+    bool persistent_collective;
   };
   Entry* find(std::uint64_t key);
-  void insert(std::uint64_t key, RequestKind k, bool persistent, bool active);
+  void insert(std::uint64_t key, RequestKind k, bool persistent, bool active,
+              bool persistent_collective);
   void erase(std::uint64_t key);
   std::vector<Entry> requests_ = std::vector<Entry>(256);
   void find_shared_done_request();
   MPI_Request shared_done_request_ = MPI_REQUEST_NULL;
   std::size_t request_count_ = 0;
+  std::atomic<std::uint32_t> persistent_collectives_{0};  // live ones, see yields()
   // Generation of each request handle MPI has returned (MPI_THREAD_MULTIPLE).
   std::unordered_map<std::uint64_t, std::uint32_t> generations_;
 

@@ -10,7 +10,9 @@ using vcx::mpi::Call;
 extern "C" {
 
 int MPI_Barrier(MPI_Comm comm) {
-  return blocking_collective(Call::Barrier, comm, 0, [&] {
+  return blocking_collective(Call::Barrier, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ibarrier(comm, r);
+  }, [&] {
     return PMPI_Barrier(comm);
   });
 }
@@ -38,7 +40,9 @@ int MPI_Allgather(const void *sendbuf,
                   int recvcount,
                   MPI_Datatype recvtype,
                   MPI_Comm comm) {
-  return blocking_collective(Call::Allgather, comm, 0, [&] {
+  return blocking_collective(Call::Allgather, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r);
+  }, [&] {
     return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   });
 }
@@ -52,7 +56,9 @@ int MPI_Allgather_c(const void *sendbuf,
                     MPI_Count recvcount,
                     MPI_Datatype recvtype,
                     MPI_Comm comm) {
-  return blocking_collective(Call::Allgather_c, comm, 0, [&] {
+  return blocking_collective(Call::Allgather_c, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r);
+  }, [&] {
     return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   });
 }
@@ -155,7 +161,17 @@ int MPI_Allgatherv(const void *sendbuf,
                    const int displs[],
                    MPI_Datatype recvtype,
                    MPI_Comm comm) {
-  return blocking_collective(Call::Allgatherv, comm, 0, [&] {
+  return blocking_collective(Call::Allgatherv, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Iallgatherv(sendbuf,
+                            sendcount,
+                            sendtype,
+                            recvbuf,
+                            recvcounts,
+                            displs,
+                            recvtype,
+                            comm,
+                            r);
+  }, [&] {
     return PMPI_Allgatherv(sendbuf,
                            sendcount,
                            sendtype,
@@ -177,7 +193,17 @@ int MPI_Allgatherv_c(const void *sendbuf,
                      const MPI_Aint displs[],
                      MPI_Datatype recvtype,
                      MPI_Comm comm) {
-  return blocking_collective(Call::Allgatherv_c, comm, 0, [&] {
+  return blocking_collective(Call::Allgatherv_c, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Iallgatherv_c(sendbuf,
+                              sendcount,
+                              sendtype,
+                              recvbuf,
+                              recvcounts,
+                              displs,
+                              recvtype,
+                              comm,
+                              r);
+  }, [&] {
     return PMPI_Allgatherv_c(sendbuf,
                              sendcount,
                              sendtype,
@@ -294,7 +320,9 @@ int MPI_Alltoall(const void *sendbuf,
                  int recvcount,
                  MPI_Datatype recvtype,
                  MPI_Comm comm) {
-  return blocking_collective(Call::Alltoall, comm, 0, [&] {
+  return blocking_collective(Call::Alltoall, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r);
+  }, [&] {
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   });
 }
@@ -308,7 +336,9 @@ int MPI_Alltoall_c(const void *sendbuf,
                    MPI_Count recvcount,
                    MPI_Datatype recvtype,
                    MPI_Comm comm) {
-  return blocking_collective(Call::Alltoall_c, comm, 0, [&] {
+  return blocking_collective(Call::Alltoall_c, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r);
+  }, [&] {
     return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   });
 }
@@ -412,7 +442,18 @@ int MPI_Alltoallv(const void *sendbuf,
                   const int rdispls[],
                   MPI_Datatype recvtype,
                   MPI_Comm comm) {
-  return blocking_collective(Call::Alltoallv, comm, 0, [&] {
+  return blocking_collective(Call::Alltoallv, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ialltoallv(sendbuf,
+                           sendcounts,
+                           sdispls,
+                           sendtype,
+                           recvbuf,
+                           recvcounts,
+                           rdispls,
+                           recvtype,
+                           comm,
+                           r);
+  }, [&] {
     return PMPI_Alltoallv(sendbuf,
                           sendcounts,
                           sdispls,
@@ -436,7 +477,18 @@ int MPI_Alltoallv_c(const void *sendbuf,
                     const MPI_Aint rdispls[],
                     MPI_Datatype recvtype,
                     MPI_Comm comm) {
-  return blocking_collective(Call::Alltoallv_c, comm, 0, [&] {
+  return blocking_collective(Call::Alltoallv_c, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ialltoallv_c(sendbuf,
+                             sendcounts,
+                             sdispls,
+                             sendtype,
+                             recvbuf,
+                             recvcounts,
+                             rdispls,
+                             recvtype,
+                             comm,
+                             r);
+  }, [&] {
     return PMPI_Alltoallv_c(sendbuf,
                             sendcounts,
                             sdispls,
@@ -564,7 +616,18 @@ int MPI_Alltoallw(const void *sendbuf,
                   const int rdispls[],
                   const MPI_Datatype recvtypes[],
                   MPI_Comm comm) {
-  return blocking_collective(Call::Alltoallw, comm, 0, [&] {
+  return blocking_collective(Call::Alltoallw, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ialltoallw(sendbuf,
+                           sendcounts,
+                           sdispls,
+                           sendtypes,
+                           recvbuf,
+                           recvcounts,
+                           rdispls,
+                           recvtypes,
+                           comm,
+                           r);
+  }, [&] {
     return PMPI_Alltoallw(sendbuf,
                           sendcounts,
                           sdispls,
@@ -588,7 +651,18 @@ int MPI_Alltoallw_c(const void *sendbuf,
                     const MPI_Aint rdispls[],
                     const MPI_Datatype recvtypes[],
                     MPI_Comm comm) {
-  return blocking_collective(Call::Alltoallw_c, comm, 0, [&] {
+  return blocking_collective(Call::Alltoallw_c, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ialltoallw_c(sendbuf,
+                             sendcounts,
+                             sdispls,
+                             sendtypes,
+                             recvbuf,
+                             recvcounts,
+                             rdispls,
+                             recvtypes,
+                             comm,
+                             r);
+  }, [&] {
     return PMPI_Alltoallw_c(sendbuf,
                             sendcounts,
                             sdispls,
@@ -713,7 +787,9 @@ int MPI_Allreduce(const void *sendbuf,
                   MPI_Datatype datatype,
                   MPI_Op op,
                   MPI_Comm comm) {
-  return blocking_collective(Call::Allreduce, comm, 0, [&] {
+  return blocking_collective(Call::Allreduce, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, r);
+  }, [&] {
     return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
   });
 }
@@ -726,7 +802,9 @@ int MPI_Allreduce_c(const void *sendbuf,
                     MPI_Datatype datatype,
                     MPI_Op op,
                     MPI_Comm comm) {
-  return blocking_collective(Call::Allreduce_c, comm, 0, [&] {
+  return blocking_collective(Call::Allreduce_c, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, r);
+  }, [&] {
     return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
   });
 }
@@ -793,7 +871,9 @@ int MPI_Reduce_scatter(const void *sendbuf,
                        MPI_Datatype datatype,
                        MPI_Op op,
                        MPI_Comm comm) {
-  return blocking_collective(Call::Reduce_scatter, comm, 0, [&] {
+  return blocking_collective(Call::Reduce_scatter, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, r);
+  }, [&] {
     return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
   });
 }
@@ -806,7 +886,9 @@ int MPI_Reduce_scatter_c(const void *sendbuf,
                          MPI_Datatype datatype,
                          MPI_Op op,
                          MPI_Comm comm) {
-  return blocking_collective(Call::Reduce_scatter_c, comm, 0, [&] {
+  return blocking_collective(Call::Reduce_scatter_c, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, r);
+  }, [&] {
     return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
   });
 }
@@ -887,7 +969,9 @@ int MPI_Reduce_scatter_block(const void *sendbuf,
                              MPI_Datatype datatype,
                              MPI_Op op,
                              MPI_Comm comm) {
-  return blocking_collective(Call::Reduce_scatter_block, comm, 0, [&] {
+  return blocking_collective(Call::Reduce_scatter_block, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, r);
+  }, [&] {
     return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
   });
 }
@@ -900,7 +984,9 @@ int MPI_Reduce_scatter_block_c(const void *sendbuf,
                                MPI_Datatype datatype,
                                MPI_Op op,
                                MPI_Comm comm) {
-  return blocking_collective(Call::Reduce_scatter_block_c, comm, 0, [&] {
+  return blocking_collective(Call::Reduce_scatter_block_c, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, r);
+  }, [&] {
     return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
   });
 }
@@ -976,7 +1062,9 @@ int MPI_Reduce_scatter_block_init_c(const void *sendbuf,
 #endif  // MPI_VERSION >= 4
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  return blocking_collective(Call::Bcast, comm, root, [&] {
+  return blocking_collective(Call::Bcast, comm, root, [&](MPI_Request* r) {
+    return PMPI_Ibcast(buffer, count, datatype, root, comm, r);
+  }, [&] {
     return PMPI_Bcast(buffer, count, datatype, root, comm);
   });
 }
@@ -984,7 +1072,9 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 #if MPI_VERSION >= 4
 
 int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  return blocking_collective(Call::Bcast_c, comm, root, [&] {
+  return blocking_collective(Call::Bcast_c, comm, root, [&](MPI_Request* r) {
+    return PMPI_Ibcast_c(buffer, count, datatype, root, comm, r);
+  }, [&] {
     return PMPI_Bcast_c(buffer, count, datatype, root, comm);
   });
 }
@@ -1049,7 +1139,9 @@ int MPI_Scatter(const void *sendbuf,
                 MPI_Datatype recvtype,
                 int root,
                 MPI_Comm comm) {
-  return blocking_collective(Call::Scatter, comm, root, [&] {
+  return blocking_collective(Call::Scatter, comm, root, [&](MPI_Request* r) {
+    return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, r);
+  }, [&] {
     return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   });
 }
@@ -1064,7 +1156,17 @@ int MPI_Scatter_c(const void *sendbuf,
                   MPI_Datatype recvtype,
                   int root,
                   MPI_Comm comm) {
-  return blocking_collective(Call::Scatter_c, comm, root, [&] {
+  return blocking_collective(Call::Scatter_c, comm, root, [&](MPI_Request* r) {
+    return PMPI_Iscatter_c(sendbuf,
+                           sendcount,
+                           sendtype,
+                           recvbuf,
+                           recvcount,
+                           recvtype,
+                           root,
+                           comm,
+                           r);
+  }, [&] {
     return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   });
 }
@@ -1176,7 +1278,18 @@ int MPI_Scatterv(const void *sendbuf,
                  MPI_Datatype recvtype,
                  int root,
                  MPI_Comm comm) {
-  return blocking_collective(Call::Scatterv, comm, root, [&] {
+  return blocking_collective(Call::Scatterv, comm, root, [&](MPI_Request* r) {
+    return PMPI_Iscatterv(sendbuf,
+                          sendcounts,
+                          displs,
+                          sendtype,
+                          recvbuf,
+                          recvcount,
+                          recvtype,
+                          root,
+                          comm,
+                          r);
+  }, [&] {
     return PMPI_Scatterv(sendbuf,
                          sendcounts,
                          displs,
@@ -1200,7 +1313,18 @@ int MPI_Scatterv_c(const void *sendbuf,
                    MPI_Datatype recvtype,
                    int root,
                    MPI_Comm comm) {
-  return blocking_collective(Call::Scatterv_c, comm, root, [&] {
+  return blocking_collective(Call::Scatterv_c, comm, root, [&](MPI_Request* r) {
+    return PMPI_Iscatterv_c(sendbuf,
+                            sendcounts,
+                            displs,
+                            sendtype,
+                            recvbuf,
+                            recvcount,
+                            recvtype,
+                            root,
+                            comm,
+                            r);
+  }, [&] {
     return PMPI_Scatterv_c(sendbuf,
                            sendcounts,
                            displs,
@@ -1327,7 +1451,9 @@ int MPI_Gather(const void *sendbuf,
                MPI_Datatype recvtype,
                int root,
                MPI_Comm comm) {
-  return blocking_collective(Call::Gather, comm, root, [&] {
+  return blocking_collective(Call::Gather, comm, root, [&](MPI_Request* r) {
+    return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, r);
+  }, [&] {
     return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   });
 }
@@ -1342,7 +1468,17 @@ int MPI_Gather_c(const void *sendbuf,
                  MPI_Datatype recvtype,
                  int root,
                  MPI_Comm comm) {
-  return blocking_collective(Call::Gather_c, comm, root, [&] {
+  return blocking_collective(Call::Gather_c, comm, root, [&](MPI_Request* r) {
+    return PMPI_Igather_c(sendbuf,
+                          sendcount,
+                          sendtype,
+                          recvbuf,
+                          recvcount,
+                          recvtype,
+                          root,
+                          comm,
+                          r);
+  }, [&] {
     return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   });
 }
@@ -1454,7 +1590,18 @@ int MPI_Gatherv(const void *sendbuf,
                 MPI_Datatype recvtype,
                 int root,
                 MPI_Comm comm) {
-  return blocking_collective(Call::Gatherv, comm, root, [&] {
+  return blocking_collective(Call::Gatherv, comm, root, [&](MPI_Request* r) {
+    return PMPI_Igatherv(sendbuf,
+                         sendcount,
+                         sendtype,
+                         recvbuf,
+                         recvcounts,
+                         displs,
+                         recvtype,
+                         root,
+                         comm,
+                         r);
+  }, [&] {
     return PMPI_Gatherv(sendbuf,
                         sendcount,
                         sendtype,
@@ -1478,7 +1625,18 @@ int MPI_Gatherv_c(const void *sendbuf,
                   MPI_Datatype recvtype,
                   int root,
                   MPI_Comm comm) {
-  return blocking_collective(Call::Gatherv_c, comm, root, [&] {
+  return blocking_collective(Call::Gatherv_c, comm, root, [&](MPI_Request* r) {
+    return PMPI_Igatherv_c(sendbuf,
+                           sendcount,
+                           sendtype,
+                           recvbuf,
+                           recvcounts,
+                           displs,
+                           recvtype,
+                           root,
+                           comm,
+                           r);
+  }, [&] {
     return PMPI_Gatherv_c(sendbuf,
                           sendcount,
                           sendtype,
@@ -1604,7 +1762,9 @@ int MPI_Reduce(const void *sendbuf,
                MPI_Op op,
                int root,
                MPI_Comm comm) {
-  return blocking_collective(Call::Reduce, comm, root, [&] {
+  return blocking_collective(Call::Reduce, comm, root, [&](MPI_Request* r) {
+    return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, r);
+  }, [&] {
     return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
   });
 }
@@ -1618,7 +1778,9 @@ int MPI_Reduce_c(const void *sendbuf,
                  MPI_Op op,
                  int root,
                  MPI_Comm comm) {
-  return blocking_collective(Call::Reduce_c, comm, root, [&] {
+  return blocking_collective(Call::Reduce_c, comm, root, [&](MPI_Request* r) {
+    return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, r);
+  }, [&] {
     return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
   });
 }
@@ -1689,7 +1851,9 @@ int MPI_Scan(const void *sendbuf,
              MPI_Datatype datatype,
              MPI_Op op,
              MPI_Comm comm) {
-  return blocking_collective(Call::Scan, comm, 0, [&] {
+  return blocking_collective(Call::Scan, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, r);
+  }, [&] {
     return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
   });
 }
@@ -1702,7 +1866,9 @@ int MPI_Scan_c(const void *sendbuf,
                MPI_Datatype datatype,
                MPI_Op op,
                MPI_Comm comm) {
-  return blocking_collective(Call::Scan_c, comm, 0, [&] {
+  return blocking_collective(Call::Scan_c, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, r);
+  }, [&] {
     return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
   });
 }
@@ -1769,7 +1935,9 @@ int MPI_Exscan(const void *sendbuf,
                MPI_Datatype datatype,
                MPI_Op op,
                MPI_Comm comm) {
-  return blocking_collective(Call::Exscan, comm, 0, [&] {
+  return blocking_collective(Call::Exscan, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, r);
+  }, [&] {
     return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
   });
 }
@@ -1782,7 +1950,9 @@ int MPI_Exscan_c(const void *sendbuf,
                  MPI_Datatype datatype,
                  MPI_Op op,
                  MPI_Comm comm) {
-  return blocking_collective(Call::Exscan_c, comm, 0, [&] {
+  return blocking_collective(Call::Exscan_c, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, r);
+  }, [&] {
     return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
   });
 }
@@ -1850,7 +2020,16 @@ int MPI_Neighbor_allgather(const void *sendbuf,
                            int recvcount,
                            MPI_Datatype recvtype,
                            MPI_Comm comm) {
-  return blocking_collective(Call::Neighbor_allgather, comm, 0, [&] {
+  return blocking_collective(Call::Neighbor_allgather, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ineighbor_allgather(sendbuf,
+                                    sendcount,
+                                    sendtype,
+                                    recvbuf,
+                                    recvcount,
+                                    recvtype,
+                                    comm,
+                                    r);
+  }, [&] {
     return PMPI_Neighbor_allgather(sendbuf,
                                    sendcount,
                                    sendtype,
@@ -1870,7 +2049,16 @@ int MPI_Neighbor_allgather_c(const void *sendbuf,
                              MPI_Count recvcount,
                              MPI_Datatype recvtype,
                              MPI_Comm comm) {
-  return blocking_collective(Call::Neighbor_allgather_c, comm, 0, [&] {
+  return blocking_collective(Call::Neighbor_allgather_c, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ineighbor_allgather_c(sendbuf,
+                                      sendcount,
+                                      sendtype,
+                                      recvbuf,
+                                      recvcount,
+                                      recvtype,
+                                      comm,
+                                      r);
+  }, [&] {
     return PMPI_Neighbor_allgather_c(sendbuf,
                                      sendcount,
                                      sendtype,
@@ -1979,7 +2167,17 @@ int MPI_Neighbor_allgatherv(const void *sendbuf,
                             const int displs[],
                             MPI_Datatype recvtype,
                             MPI_Comm comm) {
-  return blocking_collective(Call::Neighbor_allgatherv, comm, 0, [&] {
+  return blocking_collective(Call::Neighbor_allgatherv, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ineighbor_allgatherv(sendbuf,
+                                     sendcount,
+                                     sendtype,
+                                     recvbuf,
+                                     recvcounts,
+                                     displs,
+                                     recvtype,
+                                     comm,
+                                     r);
+  }, [&] {
     return PMPI_Neighbor_allgatherv(sendbuf,
                                     sendcount,
                                     sendtype,
@@ -2001,7 +2199,17 @@ int MPI_Neighbor_allgatherv_c(const void *sendbuf,
                               const MPI_Aint displs[],
                               MPI_Datatype recvtype,
                               MPI_Comm comm) {
-  return blocking_collective(Call::Neighbor_allgatherv_c, comm, 0, [&] {
+  return blocking_collective(Call::Neighbor_allgatherv_c, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ineighbor_allgatherv_c(sendbuf,
+                                       sendcount,
+                                       sendtype,
+                                       recvbuf,
+                                       recvcounts,
+                                       displs,
+                                       recvtype,
+                                       comm,
+                                       r);
+  }, [&] {
     return PMPI_Neighbor_allgatherv_c(sendbuf,
                                       sendcount,
                                       sendtype,
@@ -2118,7 +2326,16 @@ int MPI_Neighbor_alltoall(const void *sendbuf,
                           int recvcount,
                           MPI_Datatype recvtype,
                           MPI_Comm comm) {
-  return blocking_collective(Call::Neighbor_alltoall, comm, 0, [&] {
+  return blocking_collective(Call::Neighbor_alltoall, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ineighbor_alltoall(sendbuf,
+                                   sendcount,
+                                   sendtype,
+                                   recvbuf,
+                                   recvcount,
+                                   recvtype,
+                                   comm,
+                                   r);
+  }, [&] {
     return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   });
 }
@@ -2132,7 +2349,16 @@ int MPI_Neighbor_alltoall_c(const void *sendbuf,
                             MPI_Count recvcount,
                             MPI_Datatype recvtype,
                             MPI_Comm comm) {
-  return blocking_collective(Call::Neighbor_alltoall_c, comm, 0, [&] {
+  return blocking_collective(Call::Neighbor_alltoall_c, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ineighbor_alltoall_c(sendbuf,
+                                     sendcount,
+                                     sendtype,
+                                     recvbuf,
+                                     recvcount,
+                                     recvtype,
+                                     comm,
+                                     r);
+  }, [&] {
     return PMPI_Neighbor_alltoall_c(sendbuf,
                                     sendcount,
                                     sendtype,
@@ -2242,7 +2468,18 @@ int MPI_Neighbor_alltoallv(const void *sendbuf,
                            const int rdispls[],
                            MPI_Datatype recvtype,
                            MPI_Comm comm) {
-  return blocking_collective(Call::Neighbor_alltoallv, comm, 0, [&] {
+  return blocking_collective(Call::Neighbor_alltoallv, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ineighbor_alltoallv(sendbuf,
+                                    sendcounts,
+                                    sdispls,
+                                    sendtype,
+                                    recvbuf,
+                                    recvcounts,
+                                    rdispls,
+                                    recvtype,
+                                    comm,
+                                    r);
+  }, [&] {
     return PMPI_Neighbor_alltoallv(sendbuf,
                                    sendcounts,
                                    sdispls,
@@ -2266,7 +2503,18 @@ int MPI_Neighbor_alltoallv_c(const void *sendbuf,
                              const MPI_Aint rdispls[],
                              MPI_Datatype recvtype,
                              MPI_Comm comm) {
-  return blocking_collective(Call::Neighbor_alltoallv_c, comm, 0, [&] {
+  return blocking_collective(Call::Neighbor_alltoallv_c, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ineighbor_alltoallv_c(sendbuf,
+                                      sendcounts,
+                                      sdispls,
+                                      sendtype,
+                                      recvbuf,
+                                      recvcounts,
+                                      rdispls,
+                                      recvtype,
+                                      comm,
+                                      r);
+  }, [&] {
     return PMPI_Neighbor_alltoallv_c(sendbuf,
                                      sendcounts,
                                      sdispls,
@@ -2394,7 +2642,18 @@ int MPI_Neighbor_alltoallw(const void *sendbuf,
                            const MPI_Aint rdispls[],
                            const MPI_Datatype recvtypes[],
                            MPI_Comm comm) {
-  return blocking_collective(Call::Neighbor_alltoallw, comm, 0, [&] {
+  return blocking_collective(Call::Neighbor_alltoallw, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ineighbor_alltoallw(sendbuf,
+                                    sendcounts,
+                                    sdispls,
+                                    sendtypes,
+                                    recvbuf,
+                                    recvcounts,
+                                    rdispls,
+                                    recvtypes,
+                                    comm,
+                                    r);
+  }, [&] {
     return PMPI_Neighbor_alltoallw(sendbuf,
                                    sendcounts,
                                    sdispls,
@@ -2418,7 +2677,18 @@ int MPI_Neighbor_alltoallw_c(const void *sendbuf,
                              const MPI_Aint rdispls[],
                              const MPI_Datatype recvtypes[],
                              MPI_Comm comm) {
-  return blocking_collective(Call::Neighbor_alltoallw_c, comm, 0, [&] {
+  return blocking_collective(Call::Neighbor_alltoallw_c, comm, 0, [&](MPI_Request* r) {
+    return PMPI_Ineighbor_alltoallw_c(sendbuf,
+                                      sendcounts,
+                                      sdispls,
+                                      sendtypes,
+                                      recvbuf,
+                                      recvcounts,
+                                      rdispls,
+                                      recvtypes,
+                                      comm,
+                                      r);
+  }, [&] {
     return PMPI_Neighbor_alltoallw_c(sendbuf,
                                      sendcounts,
                                      sdispls,

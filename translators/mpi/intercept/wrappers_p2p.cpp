@@ -97,6 +97,27 @@ int post_recv(Call call, MPI_Comm comm, int source, int tag, MPI_Request* reques
   return rc;
 }
 
+// MPI_Sendrecv as a receive and a send tested together; the status is the
+// receive's.
+template <class Start>
+int sendrecv_yielding(MPI_Status* status, Start&& start) {
+  MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  const int rc = start(r);
+  if (rc != MPI_SUCCESS) {
+    if (r[0] != MPI_REQUEST_NULL) {  // the send failed: the receive must not stay pending
+      PMPI_Cancel(&r[0]);
+      PMPI_Request_free(&r[0]);
+    }
+    return rc;
+  }
+  MPI_Status st[2];
+  const int trc = test_yielding([&](int* flag) { return PMPI_Testall(2, r, flag, st); });
+  *status = st[0];
+  return trc == MPI_ERR_IN_STATUS ? (st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR
+                                                                    : st[1].MPI_ERROR)
+                                  : trc;
+}
+
 template <class F>
 int sendrecv(Call call, int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
              MPI_Status* status, F&& pmpi) {
@@ -206,14 +227,20 @@ extern "C" {
 // ---- blocking sends ----
 
 int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return blocking_send(Call::Send, SendMode::Standard, comm, dest, tag,
-                       [&] { return PMPI_Send(buf, count, type, dest, tag, comm); });
+  return blocking_send(Call::Send, SendMode::Standard, comm, dest, tag, [&] {
+    if (!runtime().yields()) return PMPI_Send(buf, count, type, dest, tag, comm);
+    return start_and_test(
+        [&](MPI_Request* r) { return PMPI_Isend(buf, count, type, dest, tag, comm, r); });
+  });
 }
 #if MPI_VERSION >= 4
 int MPI_Send_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                MPI_Comm comm) {
-  return blocking_send(Call::Send_c, SendMode::Standard, comm, dest, tag,
-                       [&] { return PMPI_Send_c(buf, count, type, dest, tag, comm); });
+  return blocking_send(Call::Send_c, SendMode::Standard, comm, dest, tag, [&] {
+    if (!runtime().yields()) return PMPI_Send_c(buf, count, type, dest, tag, comm);
+    return start_and_test(
+        [&](MPI_Request* r) { return PMPI_Isend_c(buf, count, type, dest, tag, comm, r); });
+  });
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
@@ -239,14 +266,20 @@ int MPI_Rsend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, i
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return blocking_send(Call::Ssend, SendMode::Synchronous, comm, dest, tag,
-                       [&] { return PMPI_Ssend(buf, count, type, dest, tag, comm); });
+  return blocking_send(Call::Ssend, SendMode::Synchronous, comm, dest, tag, [&] {
+    if (!runtime().yields()) return PMPI_Ssend(buf, count, type, dest, tag, comm);
+    return start_and_test(
+        [&](MPI_Request* r) { return PMPI_Issend(buf, count, type, dest, tag, comm, r); });
+  });
 }
 #if MPI_VERSION >= 4
 int MPI_Ssend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                 MPI_Comm comm) {
-  return blocking_send(Call::Ssend_c, SendMode::Synchronous, comm, dest, tag,
-                       [&] { return PMPI_Ssend_c(buf, count, type, dest, tag, comm); });
+  return blocking_send(Call::Ssend_c, SendMode::Synchronous, comm, dest, tag, [&] {
+    if (!runtime().yields()) return PMPI_Ssend_c(buf, count, type, dest, tag, comm);
+    return start_and_test(
+        [&](MPI_Request* r) { return PMPI_Issend_c(buf, count, type, dest, tag, comm, r); });
+  });
 }
 #endif  // MPI_VERSION >= 4
 
@@ -373,14 +406,18 @@ int MPI_Ssend_init_c(const void* buf, MPI_Count count, MPI_Datatype type, int de
 int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
              MPI_Status* status) {
   return blocking_recv(Call::Recv, comm, source, tag, status, [&](MPI_Status* st) {
-    return PMPI_Recv(buf, count, type, source, tag, comm, st);
+    if (!runtime().yields()) return PMPI_Recv(buf, count, type, source, tag, comm, st);
+    return start_and_test(
+        [&](MPI_Request* r) { return PMPI_Irecv(buf, count, type, source, tag, comm, r); }, st);
   });
 }
 #if MPI_VERSION >= 4
 int MPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                MPI_Status* status) {
   return blocking_recv(Call::Recv_c, comm, source, tag, status, [&](MPI_Status* st) {
-    return PMPI_Recv_c(buf, count, type, source, tag, comm, st);
+    if (!runtime().yields()) return PMPI_Recv_c(buf, count, type, source, tag, comm, st);
+    return start_and_test(
+        [&](MPI_Request* r) { return PMPI_Irecv_c(buf, count, type, source, tag, comm, r); }, st);
   });
 }
 #endif  // MPI_VERSION >= 4
@@ -502,6 +539,14 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int 
                  MPI_Comm comm, MPI_Status* status) {
   return sendrecv(Call::Sendrecv, dest, sendtag, source, recvtag, comm, status,
                   [&](MPI_Status* st) {
+                    if (runtime().yields())
+                      return sendrecv_yielding(st, [&](MPI_Request* r) {
+                        const int rc = PMPI_Irecv(recvbuf, recvcount, recvtype, source,
+                                                   recvtag, comm, &r[0]);
+                        if (rc != MPI_SUCCESS) return rc;
+                        return PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm,
+                                           &r[1]);
+                      });
                     return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
                                          recvcount, recvtype, source, recvtag, comm, st);
                   });
@@ -512,6 +557,14 @@ int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   return sendrecv(Call::Sendrecv_c, dest, sendtag, source, recvtag, comm, status,
                   [&](MPI_Status* st) {
+                    if (runtime().yields())
+                      return sendrecv_yielding(st, [&](MPI_Request* r) {
+                        const int rc = PMPI_Irecv_c(recvbuf, recvcount, recvtype, source,
+                                                   recvtag, comm, &r[0]);
+                        if (rc != MPI_SUCCESS) return rc;
+                        return PMPI_Isend_c(sendbuf, sendcount, sendtype, dest, sendtag, comm,
+                                           &r[1]);
+                      });
                     return PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
                                            recvcount, recvtype, source, recvtag, comm, st);
                   });

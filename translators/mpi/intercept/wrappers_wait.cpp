@@ -92,7 +92,9 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   const std::uint64_t id = rt.request_id(saved);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  const int rc = PMPI_Wait(request, st);
+  const int rc = rt.yields()
+                     ? test_yielding([&](int* flag) { return PMPI_Test(request, flag, st); })
+                     : PMPI_Wait(request, st);
   if (rc != MPI_SUCCESS) return rc;
   t_done.clear();
   add(saved, id, st);
@@ -121,7 +123,10 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   MPI_Request* saved = save(requests, count);
   const std::uint64_t* ids = ids_of(saved, count);
   MPI_Status* st = status_array(statuses, count);
-  const int rc = PMPI_Waitall(count, requests, st);
+  const int rc = rt.yields() ? test_yielding([&](int* flag) {
+    return PMPI_Testall(count, requests, flag, st);
+  })
+                             : PMPI_Waitall(count, requests, st);
   if (rc != MPI_SUCCESS) return rc;
   t_done.clear();
   for (int i = 0; i < count; ++i) add(saved[i], ids[i], &st[i]);
@@ -150,7 +155,10 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
   const std::uint64_t* ids = ids_of(saved, count);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  const int rc = PMPI_Waitany(count, requests, index, st);
+  const int rc = rt.yields() ? test_yielding([&](int* flag) {
+    return PMPI_Testany(count, requests, index, flag, st);
+  })
+                             : PMPI_Waitany(count, requests, index, st);
   if (rc != MPI_SUCCESS || *index == MPI_UNDEFINED) return rc;
   t_done.clear();
   add(saved[*index], ids[*index], st);
@@ -188,7 +196,14 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices
   MPI_Request* saved = save(requests, incount);
   const std::uint64_t* ids = ids_of(saved, incount);
   MPI_Status* st = status_array(statuses, incount);
-  const int rc = PMPI_Waitsome(incount, requests, outcount, indices, st);
+  // Testsome reports none done as 0 and no active request as MPI_UNDEFINED,
+  // which is where Waitsome returns too.
+  const int rc = rt.yields() ? test_yielding([&](int* flag) {
+    const int r = PMPI_Testsome(incount, requests, outcount, indices, st);
+    *flag = *outcount != 0;
+    return r;
+  })
+                             : PMPI_Waitsome(incount, requests, outcount, indices, st);
   if (rc == MPI_SUCCESS) report_some(Call::Waitsome, saved, ids, *outcount, indices, st);
   return rc;
 }

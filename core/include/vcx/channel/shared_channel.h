@@ -49,6 +49,9 @@ struct alignas(kCacheLine) ChannelControl {
 enum ChannelModeFlags : std::uint32_t {
   kModeNoStall = 1u << 0,       // never wait for replies
   kModeNoFlagWrites = 1u << 1,  // OpenSHMEM: flag writes are not registered
+  // The tool needs the core this rank runs on: blocking MPI calls test for
+  // completion and yield the core in between instead of busy-polling.
+  kModeYieldInWaits = 1u << 2,
 };
 
 enum class ToolState : std::uint32_t {

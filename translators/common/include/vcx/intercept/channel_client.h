@@ -69,6 +69,8 @@ class ChannelClient {
   // Whether the model started and its events reach the tool.
   bool active(Model model) const { return active_ && joined_[index(model)]; }
   bool no_stall() const { return no_stall_; }
+  // Blocking calls should yield the core while they wait (kModeYieldInWaits).
+  bool yield_in_waits() const { return yield_in_waits_; }
   // The channel's modes, as the tool set them (channel::ChannelModeFlags).
   std::uint32_t mode_flags() const { return active_ ? attachment_.mode_flags : 0; }
   bool serialised() const { return serialise_; }
@@ -113,6 +115,7 @@ class ChannelClient {
   void (*ends_[kModels])() = {};
   bool active_ = false;
   bool no_stall_ = false;
+  bool yield_in_waits_ = false;
   bool reply_wanted_ = false;
   channel::Attachment attachment_{};
   channel::Producer producer_{};
