@@ -176,7 +176,9 @@ int MPI_Win_complete(MPI_Win win) {
 int MPI_Win_wait(MPI_Win win) {
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Win_wait(win);
-  const int rc = PMPI_Win_wait(win);
+  const int rc = rt.yields()
+                     ? test_yielding([&](int* flag) { return PMPI_Win_test(win, flag); })
+                     : PMPI_Win_wait(win);
   if (rc == MPI_SUCCESS) rt.wait(push_win(Call::Win_wait, win, 0, 1, true));
   return rc;
 }
