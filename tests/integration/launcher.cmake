@@ -84,3 +84,16 @@ add_test(NAME launcher.progress-line
           --vcx-run $<TARGET_FILE:vcx-run> --program $<TARGET_FILE:vcx-test-timed-loop>)
 set_tests_properties(launcher.progress-line PROPERTIES
   LABELS "integration" TIMEOUT 300 PROCESSORS 4)
+
+# --app-yield: blocking MPI calls yield the core (counted by the program's own
+# sched_yield) when on, and by default where tools share cores.
+add_executable(vcx-test-yield-probe yield_probe.c)
+target_link_libraries(vcx-test-yield-probe PRIVATE vcx::mpich)
+target_link_options(vcx-test-yield-probe PRIVATE -Wl,--export-dynamic)
+set_target_properties(vcx-test-yield-probe PROPERTIES RUNTIME_OUTPUT_DIRECTORY
+                      ${CMAKE_CURRENT_BINARY_DIR})
+add_test(NAME launcher.app-yield
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/app_yield.py
+          --vcx-run $<TARGET_FILE:vcx-run> --program $<TARGET_FILE:vcx-test-yield-probe>)
+set_tests_properties(launcher.app-yield PROPERTIES
+  LABELS "integration" TIMEOUT 600 PROCESSORS 4)
