@@ -69,33 +69,17 @@ struct ClockLayout {
   std::size_t bytes() const { return items * encoded_item_bytes(encoding); }
 };
 
-// The smallest layout for `clock`; ties go to dense (cheaper to decode).
-inline ClockLayout choose_layout(const ClockValue* clock, std::uint32_t width) {
-  std::uint32_t non_zero = 0;
-  ClockValue largest = 0;
-  for (std::uint32_t i = 0; i < width; ++i) {
-    non_zero += clock[i] != 0;
-    largest = std::max(largest, clock[i]);
-  }
-  const bool narrow = largest <= std::numeric_limits<std::uint32_t>::max();
-  const ClockEncoding dense = narrow ? ClockEncoding::Dense32 : ClockEncoding::Dense64;
-  const ClockEncoding sparse = narrow ? ClockEncoding::Sparse32 : ClockEncoding::Sparse64;
-  if (std::size_t{non_zero} * encoded_item_bytes(sparse) <
-      std::size_t{width} * encoded_item_bytes(dense))
-    return ClockLayout{sparse, non_zero};
-  return ClockLayout{dense, width};
-}
-
-// The smallest layout for `clock` sent on a pair whose baseline is `base`:
-// one of choose_layout's, or the entries that differ from the baseline; ties
-// go to the plain layouts. One pass, like choose_layout.
+// The smallest layout for `clock`, one pass over it. With `base`, the
+// baseline of the pair it is sent on, the entries that differ from it
+// compete too. Ties go to dense, then to the layouts without a baseline
+// (cheaper to decode).
 inline ClockLayout choose_layout(const ClockValue* clock, const ClockValue* base,
                                  std::uint32_t width) {
   std::uint32_t non_zero = 0, changed = 0;
   ClockValue largest = 0;
   for (std::uint32_t i = 0; i < width; ++i) {
     non_zero += clock[i] != 0;
-    changed += clock[i] != base[i];
+    if (base) changed += clock[i] != base[i];
     largest = std::max(largest, clock[i]);
   }
   const bool narrow = largest <= std::numeric_limits<std::uint32_t>::max();
@@ -104,8 +88,12 @@ inline ClockLayout choose_layout(const ClockValue* clock, const ClockValue* base
   const ClockEncoding delta = narrow ? ClockEncoding::Delta32 : ClockEncoding::Delta64;
   ClockLayout best{dense, width};
   if (std::size_t{non_zero} * encoded_item_bytes(sparse) < best.bytes()) best = {sparse, non_zero};
-  if (std::size_t{changed} * encoded_item_bytes(delta) < best.bytes()) best = {delta, changed};
+  if (base && std::size_t{changed} * encoded_item_bytes(delta) < best.bytes())
+    best = {delta, changed};
   return best;
+}
+inline ClockLayout choose_layout(const ClockValue* clock, std::uint32_t width) {
+  return choose_layout(clock, nullptr, width);
 }
 
 // Writes `clock` in `layout` at `out`, which has layout.bytes() of room;
@@ -213,7 +201,7 @@ template <class Header>
 void pack_message(Header h, const ClockValue* clock, std::uint32_t width,
                   std::vector<std::uint8_t>& out, ClockValue* base = nullptr) {
   ClockLayout layout{};
-  if (clock) layout = base ? choose_layout(clock, base, width) : choose_layout(clock, width);
+  if (clock) layout = choose_layout(clock, base, width);
   h.encoding = static_cast<std::uint8_t>(layout.encoding);
   if (clock && base) h.encoding |= kEncodingKeep;
   h.width = clock ? layout.items : 0;
