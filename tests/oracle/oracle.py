@@ -37,7 +37,11 @@ rank, seq, call, clock). The rules are those of docs/clock-rules.md:
     member of a communicator, as root of an Ireduce, still waits, merging
     nothing). What a wait merges is each source member's clock at its
     signal part (post-tick).
-  * Collectives match by (communicator name, k-th collective op on it).
+  * Collectives match by (communicator name, k-th collective op on it),
+    except starts of persistent collectives: MPI orders their
+    initialisations, not their starts, so the j-th start of the i-th
+    persistent collective initialised on a communicator matches the j-th
+    start of the i-th at every member.
   * Cancellation: MPI_Cancel does nothing; a request whose completion
     reports it cancelled matched nothing and merges nothing (a cancelled
     send's message must then never be received).
@@ -169,7 +173,7 @@ class Message:
 @dataclass
 class Collective:
     comm: str
-    index: int  # k-th collective on comm
+    index: int  # k-th collective on comm (i-th persistent one with `start`)
     kind: str
     desc: tuple  # what every member must log identically
     expected: List[int]  # every rank that must log it (incl. non-participants)
@@ -179,10 +183,14 @@ class Collective:
     sources: Dict[int, List[int]] = field(default_factory=dict)  # waiting rank -> sources
     edges: Dict[int, Tuple[List[int], List[int]]] = field(default_factory=dict)  # neighbor
     space: str = "comm"  # "window": a fence or free, `comm` names the window
+    start: Optional[int] = None  # j-th start of a persistent collective
 
     def label(self) -> str:
         if self.space == "window":
             return f"fence/free #{self.index} on window {self.comm!r} ({self.desc[0]})"
+        if self.start is not None:
+            return (f"start #{self.start} of persistent collective #{self.index} on comm "
+                    f"{self.comm!r} ({self.kind})")
         return f"collective #{self.index} on comm {self.comm!r} ({self.kind})"
 
 
@@ -844,6 +852,8 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
         persistent: Dict[str, str] = {}  # persistent req name -> type, until freed
         handles: Dict[str, Posting] = {}  # matched-probe handle -> its posting
         coll_count = defaultdict(int)
+        pcoll_count = defaultdict(int)  # persistent collectives initialised per comm
+        pcoll: Dict[str, list] = {}  # persistent coll req -> [comm, i, starts so far]
         last_clocked: Optional[Call] = None
         rma.begin_rank(rank)
         for line, obj in enumerate(gt.get(rank, [])):
@@ -929,13 +939,21 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                 elif kind == "coll":
                     pc = _parse_coll(c, op, n)
                     comm = pc["comm"]
-                    k = coll_count[comm]
-                    coll_count[comm] += 1
-                    key = (comm, k)
+                    p = pcoll.get(op.get("req"))
+                    if p is not None:
+                        _need(p[0] == comm, c, f"persistent collective {op.get('req')} "
+                                               f"initialised on {p[0]}, started on {comm}")
+                        k, j = p[1], p[2]
+                        p[2] += 1
+                        key = (comm, "persistent", k, j)
+                    else:
+                        k, j = coll_count[comm], None
+                        coll_count[comm] += 1
+                        key = (comm, k)
                     co = collectives.get(key)
                     if co is None:
                         co = Collective(comm=comm, index=k, kind=pc["kind"], desc=pc["desc"],
-                                        expected=pc["expected"], inter=pc["inter"])
+                                        expected=pc["expected"], inter=pc["inter"], start=j)
                         collectives[key] = co
                     elif co.desc != pc["desc"]:
                         other = next(iter(co.calls.values()))
@@ -979,6 +997,12 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                     _need(req not in persistent and req not in active, c,
                           f"request {req} created while it exists")
                     persistent[req] = rtype
+                    if rtype == "coll":
+                        comm = op.get("comm")
+                        _need(isinstance(comm, str) and comm, c,
+                              f"persistent collective {req} without its comm")
+                        pcoll[req] = [comm, pcoll_count[comm], 0]
+                        pcoll_count[comm] += 1
                 elif kind == "free":
                     req = op.get("req")
                     _need(req in persistent or req in active, c, f"frees unknown request {req!r}")
@@ -987,6 +1011,7 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                                         f"its completion is never seen")
                         del active[req]
                     persistent.pop(req, None)
+                    pcoll.pop(req, None)
                 elif kind == "status":
                     req = op.get("req")
                     _need(req in persistent or req in active, c,

@@ -115,8 +115,11 @@ def nbr(comm, members, inn, out, req=None):
     return op
 
 
-def init(req, rtype):
-    return {"op": "init", "req": req, "type": rtype}
+def init(req, rtype, comm=None):
+    op = {"op": "init", "req": req, "type": rtype}
+    if comm is not None:
+        op["comm"] = comm
+    return op
 
 
 def free(req):
@@ -345,7 +348,7 @@ class NonBlockingCollectives(unittest.TestCase):
         # them another.
         bc = coll("one_to_all", "world", [0, 1], root=0, req="p")
         bar = coll("all_to_all", "world", [0, 1])
-        gt = {r: [line("MPI_Bcast_init", init("p", "coll")),
+        gt = {r: [line("MPI_Bcast_init", init("p", "coll", "world")),
                   line("MPI_Start", bc), line("MPI_Wait", complete("p")),
                   line("MPI_Barrier", bar),
                   line("MPI_Start", bc), line("MPI_Wait", complete("p")),
@@ -359,17 +362,39 @@ class NonBlockingCollectives(unittest.TestCase):
         # starts them with two Starts. Instance 0 is the barrier at both.
         bar = coll("all_to_all", "world", [0, 1], req="p")
         bc = coll("one_to_all", "world", [0, 1], root=1, req="q")
-        gt = {0: [line("MPI_Barrier_init", init("p", "coll")),
-                  line("MPI_Bcast_init", init("q", "coll")),
+        gt = {0: [line("MPI_Barrier_init", init("p", "coll", "world")),
+                  line("MPI_Bcast_init", init("q", "coll", "world")),
                   line("MPI_Startall", bar, bc),
                   line("MPI_Waitall", complete("p"), complete("q"))],
-              1: [line("MPI_Barrier_init", init("p", "coll")),
-                  line("MPI_Bcast_init", init("q", "coll")),
+              1: [line("MPI_Barrier_init", init("p", "coll", "world")),
+                  line("MPI_Bcast_init", init("q", "coll", "world")),
                   line("MPI_Start", bar), line("MPI_Start", bc),
                   line("MPI_Wait", complete("q")), line("MPI_Wait", complete("p"))]}
         self.assertEqual(clocks(oracle.evaluate(gt)), {
             0: [("MPI_Startall", [1, 0]), ("MPI_Waitall", [2, 2])],
             1: [("MPI_Start", [0, 1]), ("MPI_Start", [0, 2]), ("MPI_Wait", [1, 3])]})
+
+    def test_persistent_starts_match_by_init_not_by_start_order(self):
+        # Rank 0 starts the bcast first, rank 1 the barrier (legal: MPI
+        # orders the _init calls only). The bcast's start at rank 0 and its
+        # completion at rank 1 pair up, and so do the two barrier starts,
+        # whatever the order of starts.
+        bc = coll("one_to_all", "world", [0, 1], root=0, req="p")
+        bar = coll("all_to_all", "world", [0, 1], req="q")
+        inits = [line("MPI_Bcast_init", init("p", "coll", "world")),
+                 line("MPI_Barrier_init", init("q", "coll", "world"))]
+        gt = {0: inits + [line("MPI_Start", bc), line("MPI_Start", bar),
+                          line("MPI_Waitall", complete("p"), complete("q"))],
+              1: inits + [line("MPI_Start", bar), line("MPI_Start", bc),
+                          line("MPI_Waitall", complete("q"), complete("p"))]}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Start", [1, 0]), ("MPI_Start", [2, 0]), ("MPI_Waitall", [3, 1])],
+            1: [("MPI_Start", [0, 1]), ("MPI_Waitall", [2, 2])]})
+
+    def test_persistent_collective_init_needs_its_comm(self):
+        gt = {0: [line("MPI_Barrier_init", init("p", "coll"))]}
+        with self.assertRaisesRegex(oracle.OracleError, "without its comm"):
+            oracle.evaluate(gt)
 
     def test_lone_member_parts_follow_its_role(self):
         # Roles, not the number of peers, decide the parts: the only member

@@ -405,6 +405,16 @@ void gt_op_init(const char *req, const char *type) {
   append(",\"type\":\"%s\"}", type);
 }
 
+void gt_op_init_coll(const char *req, MPI_Comm comm) {
+  gt_comm_entry *e = need_comm(comm);
+  op_start("init");
+  append(",\"req\":");
+  append_str(req);
+  append(",\"type\":\"coll\",\"comm\":");
+  append_str(e->name);
+  append("}");
+}
+
 static void op_req_only(const char *op, const char *req) {
   op_start(op);
   append(",\"req\":");

@@ -30,10 +30,11 @@
  *            "cancelled": true (MPI_Test_cancelled said so) it matched
  *            nothing and waits for nothing; no msg
  *   cancel   {req}                     MPI_Cancel; no primitive
- *   init     {req, type}               persistent request created (type
- *            "send" | "recv" | "coll"); no primitive. Each later start logs
- *            the op of the non-blocking form (send / post / coll) with that
- *            req, so a started send carries a fresh msg id
+ *   init     {req, type[, comm]}       persistent request created (type
+ *            "send" | "recv" | "coll"; a "coll" names its comm); no
+ *            primitive. Each later start logs the op of the non-blocking
+ *            form (send / post / coll) with that req, so a started send
+ *            carries a fresh msg id
  *   free     {req}                     MPI_Request_free; no primitive
  *   status   {req}                     MPI_Request_get_status; no primitive
  *   mprobe   {handle}                  MPI_Mprobe/MPI_Improbe found a message:
@@ -54,8 +55,11 @@
  *            root's group's other members (MPI_PROC_NULL) log the same op
  *            and take no part. "all_to_all" is the bipartite exchange.
  *
- * The k-th coll op on a communicator name (blocking, initiation or start)
- * is the k-th instance there at every member.
+ * The k-th coll op on a communicator name (blocking or initiation) is the
+ * k-th instance there at every member. Starts of persistent collectives
+ * match by their init instead: the j-th start of the i-th persistent
+ * collective initialised on a communicator is the j-th start of the i-th
+ * at every member, in whatever order members start them.
  *
  * One-sided synchronisation names windows ("win"); groups are world ranks.
  * RMA data calls are not logged (they are not clocked).
@@ -201,6 +205,8 @@ void gt_op_coll_req(const char *kind, MPI_Comm comm, int root_world, const char 
  * communicator: the neighbour lists are read from the topology. */
 void gt_op_neighbor(MPI_Comm comm, const char *req);
 void gt_op_init(const char *req, const char *type);
+/* A persistent collective created on comm (type "coll"). */
+void gt_op_init_coll(const char *req, MPI_Comm comm);
 void gt_op_free(const char *req);
 void gt_op_status(const char *req);
 void gt_op_mprobe(const gt_mhandle *h);

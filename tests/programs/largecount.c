@@ -340,7 +340,7 @@ int main(int argc, char **argv) {
     check_rc(MPI_Allreduce_init_c(&pv, &pout, 1, MPI_LONG, MPI_SUM, W, MPI_INFO_NULL, &p),
              "MPI_Allreduce_init_c");
     gt_begin("MPI_Allreduce_init_c");
-    gt_op_init(pi.name, "coll");
+    gt_op_init_coll(pi.name, W);
     gt_end();
     for (int k = 0; k < 3; ++k) {
       gt_reqs_init(&rq);

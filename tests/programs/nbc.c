@@ -1,7 +1,8 @@
 /* Non-blocking collectives (Ibarrier, Ibcast, Ireduce, Iallreduce,
  * Igather(v), Iscatter(v), Iallgather(v), Ialltoall(v,w),
  * Ireduce_scatter(_block), Iscan, Iexscan) and MPI 4 persistent collectives
- * (MPI_*_init, started several times).
+ * (MPI_*_init, started several times, also in a different order at each
+ * rank).
  *
  * Initiations are separated by point-to-point traffic and by blocking
  * collectives on the same communicator (each counts as the next instance
@@ -251,7 +252,7 @@ static void pinit(int k, const char *call, const char *kind, int root, int rc) {
   P[k].root = root;
   gt_req_send(&P[k].info);
   gt_begin(call);
-  gt_op_init(P[k].info.name, "coll");
+  gt_op_init_coll(P[k].info.name, W);
   gt_end();
 }
 
@@ -362,6 +363,61 @@ static void persistent_colls(int rounds, const gt_method *methods) {
   }
 }
 
+/* MPI orders the _init calls of persistent collectives, not their starts:
+ * here every rank starts a barrier, a bcast and an allreduce in an order of
+ * its own (rotated by its rank and the round), so at N>=2 members start
+ * different instances first, as in one rank starting the bcast before the
+ * barrier and the other the barrier first. Completed by Waitall. */
+static long q_bc, q_in, q_out;
+
+static void persistent_any_order(int rounds) {
+  enum { Q_BARRIER, Q_BCAST, Q_ALLREDUCE, Q_COUNT };
+  static pcoll Q[Q_COUNT];
+  static const char *const calls[Q_COUNT] = {"MPI_Barrier_init", "MPI_Bcast_init",
+                                             "MPI_Allreduce_init"};
+  static const char *const kinds[Q_COUNT] = {"all_to_all", "one_to_all", "all_to_all"};
+  check_rc(MPI_Barrier_init(W, MPI_INFO_NULL, &Q[Q_BARRIER].req), calls[Q_BARRIER]);
+  check_rc(MPI_Bcast_init(&q_bc, 1, MPI_LONG, 0, W, MPI_INFO_NULL, &Q[Q_BCAST].req),
+           calls[Q_BCAST]);
+  check_rc(MPI_Allreduce_init(&q_in, &q_out, 1, MPI_LONG, MPI_SUM, W, MPI_INFO_NULL,
+                              &Q[Q_ALLREDUCE].req),
+           calls[Q_ALLREDUCE]);
+  for (int k = 0; k < Q_COUNT; ++k) {
+    Q[k].kind = kinds[k];
+    Q[k].root = k == Q_BCAST ? 0 : -1;
+    gt_req_send(&Q[k].info);
+    gt_begin(calls[k]);
+    gt_op_init_coll(Q[k].info.name, W);
+    gt_end();
+  }
+  for (int round = 0; round < rounds; ++round) {
+    q_bc = me == 0 ? 500L + round : -1;
+    q_in = me + round;
+    gt_reqs s;
+    gt_reqs_init(&s);
+    for (int i = 0; i < Q_COUNT; ++i) {
+      const int k = (me + round + i) % Q_COUNT;
+      gt_begin("MPI_Start");
+      gt_op_coll_req(Q[k].kind, W, Q[k].root < 0 ? -1 : gt_world_of(W, Q[k].root),
+                     Q[k].info.name);
+      check_rc(MPI_Start(&Q[k].req), "MPI_Start");
+      gt_end();
+      gt_reqs_add(&s, Q[k].req, &Q[k].info, 0, 0);
+    }
+    gt_complete(&s, GT_WAITALL);
+    if (q_bc != 500L + round) gt_fail("out-of-order persistent Bcast got %ld", q_bc);
+    if (q_out != (long)n * (n - 1) / 2 + (long)n * round)
+      gt_fail("out-of-order persistent Allreduce got %ld", q_out);
+    fold(&q_out, 1);
+  }
+  for (int k = 0; k < Q_COUNT; ++k) {
+    check_rc(MPI_Request_free(&Q[k].req), "MPI_Request_free");
+    gt_begin("MPI_Request_free");
+    gt_op_free(Q[k].info.name);
+    gt_end();
+  }
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   gt_init();
@@ -383,6 +439,7 @@ int main(int argc, char **argv) {
 
   static const gt_method early[4] = {GT_WAITSOME, GT_TESTANY, GT_WAITANY, GT_TESTSOME};
   persistent_colls(4, early);
+  persistent_any_order(3);
 
   /* Batch 1: world and split instances outstanding together, completed with
    * neighbour traffic by Waitany. */

@@ -315,7 +315,7 @@ int main(int argc, char **argv) {
                "MPI_Neighbor_allgather_init");
       gt_req_send(&pinfo[t][0]);
       gt_begin("MPI_Neighbor_allgather_init");
-      gt_op_init(pinfo[t][0].name, "coll");
+      gt_op_init_coll(pinfo[t][0].name, pc[t]);
       gt_end();
       check_rc(MPI_Neighbor_alltoallv_init(u[t].s, u[t].cnt, u[t].dsp, MPI_LONG, u[t].r3,
                                            u[t].cnt, u[t].dsp, MPI_LONG, pc[t], MPI_INFO_NULL,
@@ -323,7 +323,7 @@ int main(int argc, char **argv) {
                "MPI_Neighbor_alltoallv_init");
       gt_req_send(&pinfo[t][1]);
       gt_begin("MPI_Neighbor_alltoallv_init");
-      gt_op_init(pinfo[t][1].name, "coll");
+      gt_op_init_coll(pinfo[t][1].name, pc[t]);
       gt_end();
     }
     for (int round = 0; round < 3; ++round) {

@@ -14,7 +14,10 @@
  *   4. two locks held at once: rank 0's exclusively, then the last rank's
  *      shared, always in that order;
  *   5. on "lr", exclusive and shared locks of window ranks that are not
- *      the world ranks.
+ *      the world ranks;
+ *   6. MPI_PROC_NULL as the target of a lock, of every kind of data call
+ *      and of an unlock: valid MPI that locks and touches nothing, so
+ *      nothing is logged (none of it is clocked).
  *
  * MPI_Win_lock may block until the lock is granted, so no epoch waits for
  * another rank's progress, and a process holding one lock waits for
@@ -175,6 +178,27 @@ int main(int argc, char **argv) {
     lock(MPI_LOCK_SHARED, n - 1, lr, excl_r);
     add(1, n - 1, 31, lr);
     gt_win_unlock(n - 1, lr);
+  }
+
+  /* 6. MPI_PROC_NULL everywhere a target goes. */
+  {
+    int v = 1, got = -1, cmp = 0;
+    MPI_Request req;
+    check_rc(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, MPI_PROC_NULL, 0, lw), "MPI_Win_lock(PROC_NULL)");
+    check_rc(MPI_Put(&v, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, lw), "MPI_Put(PROC_NULL)");
+    check_rc(MPI_Get(&got, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, lw), "MPI_Get(PROC_NULL)");
+    check_rc(MPI_Accumulate(&v, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, MPI_SUM, lw),
+             "MPI_Accumulate(PROC_NULL)");
+    check_rc(MPI_Fetch_and_op(&v, &got, MPI_INT, MPI_PROC_NULL, 0, MPI_SUM, lw),
+             "MPI_Fetch_and_op(PROC_NULL)");
+    check_rc(MPI_Compare_and_swap(&v, &cmp, &got, MPI_INT, MPI_PROC_NULL, 0, lw),
+             "MPI_Compare_and_swap(PROC_NULL)");
+    check_rc(MPI_Rput(&v, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, lw, &req), "MPI_Rput");
+    check_rc(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait(MPI_Rput)");
+    check_rc(MPI_Win_flush(MPI_PROC_NULL, lw), "MPI_Win_flush(PROC_NULL)");
+    check_rc(MPI_Win_unlock(MPI_PROC_NULL, lw), "MPI_Win_unlock(PROC_NULL)");
+    check_rc(MPI_Win_lock(MPI_LOCK_SHARED, MPI_PROC_NULL, 0, lr), "MPI_Win_lock(PROC_NULL)");
+    check_rc(MPI_Win_unlock(MPI_PROC_NULL, lr), "MPI_Win_unlock(PROC_NULL)");
   }
 
   /* Exclusive epochs per target of both windows, summed over the ranks. */

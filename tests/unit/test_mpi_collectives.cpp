@@ -57,6 +57,12 @@ CollectiveKind engine_kind(CollKind k) {
   }
 }
 
+// The k-th start of the persistent collective whose _init took number i in
+// its communicator's sequence: the top bit, i, then k.
+std::uint64_t persistent_instance(std::uint64_t i, std::uint64_t k) {
+  return std::uint64_t{1} << 63 | i << 32 | k;
+}
+
 // Which parts a member's role has (docs/clock-rules.md, "Collectives").
 struct Parts {
   bool signals = false;
@@ -151,8 +157,9 @@ TEST_CASE("mpi: every collective call, blocking, non-blocking and persistent, pe
           const CallProgram init = tx.collective(c.call, kWorldHandle, root, req);
           CHECK_FALSE(init.clocked());
           CHECK(init.ops().empty());
-          for (int round = 0; round < 2; ++round) {
-            want.instance = ++instance;  // each Start is one instance
+          const std::uint64_t init_number = ++instance;  // the _init takes a number
+          for (std::uint64_t start = 1; start <= 2; ++start) {
+            want.instance = persistent_instance(init_number, start);
             check_part(tx.start({req}), OpKind::CollectiveContribute, role.signals, want);
             check_part(tx.wait(req), OpKind::CollectiveComplete, role.waits, want);
           }
@@ -212,17 +219,48 @@ TEST_CASE("mpi: instances are counted per communicator over all forms", "[mpi]")
   Tx tx(0, 2);
   tx.init(0, 2);
   tx.comm_new(Call::Comm_dup, kWorldHandle, 0x2000, {}, false, true);
-  tx.collective(Call::Barrier_init, 0x2000, 0, 1);    // no instance yet
+  tx.collective(Call::Barrier_init, 0x2000, 0, 1);    // dup 1, at the _init
   tx.collective(Call::Ibarrier, kWorldHandle, 0, 2);  // world 1
-  tx.start({1});                                      // dup 1
-  tx.collective(Call::Allreduce, 0x2000);             // dup 2
+  const CallProgram s1 = tx.start({1});               // start 1 of dup 1
+  CHECK(s1.ops()[0].collective.instance == persistent_instance(1, 1));
+  tx.collective(Call::Allreduce, 0x2000);  // dup 2
   tx.wait(1);
   tx.collective(Call::Ibcast, 0x2000, 0, 2);  // dup 3
-  tx.start({1});                              // dup 4
+  const CallProgram s2 = tx.start({1});       // start 2 of dup 1
+  CHECK(s2.ops()[0].collective.instance == persistent_instance(1, 2));
   const CallProgram w = tx.collective(Call::Barrier);
   CHECK(w.ops()[0].collective.instance == 2);
   const CallProgram d = tx.collective(Call::Scan, 0x2000);
-  CHECK(d.ops()[0].collective.instance == 5);
+  CHECK(d.ops()[0].collective.instance == 4);
+}
+
+TEST_CASE("mpi: starts of persistent collectives match by their _init, in any order", "[mpi]") {
+  // Rank 0 starts the bcast first, rank 1 the barrier first: each start
+  // names the instance of its own request at both ranks.
+  std::map<std::uint32_t, std::map<Call, std::uint64_t>> seen;
+  for (std::uint32_t r = 0; r < 2; ++r) {
+    Tx tx(r, 2);
+    tx.init(r, 2);
+    tx.collective(Call::Bcast_init, kWorldHandle, 0, 70);
+    tx.collective(Call::Barrier_init, kWorldHandle, 0, 71);
+    const std::vector<std::uint64_t> order =
+        r == 0 ? std::vector<std::uint64_t>{70, 71} : std::vector<std::uint64_t>{71, 70};
+    for (const std::uint64_t req : order) {
+      const CallProgram p = tx.start({req});
+      const Call call = req == 70 ? Call::Bcast_init : Call::Barrier_init;
+      if (p.ops().empty()) continue;  // a bcast's non-root: its part waits for completion
+      seen[r][call] = p.ops()[0].collective.instance;
+    }
+    const CallProgram done = tx.wait(70);
+    if (r == 1) {
+      REQUIRE(done.ops().size() == 1);
+      seen[r][Call::Bcast_init] = done.ops()[0].collective.instance;
+    }
+  }
+  CHECK(seen[0][Call::Bcast_init] == persistent_instance(1, 1));
+  CHECK(seen[1][Call::Bcast_init] == persistent_instance(1, 1));
+  CHECK(seen[0][Call::Barrier_init] == persistent_instance(2, 1));
+  CHECK(seen[1][Call::Barrier_init] == persistent_instance(2, 1));
 }
 
 // ---------------------------------------------------------------------------
@@ -256,9 +294,11 @@ CallProgram make_topology(Tx& tx, std::uint32_t world) {
   return tx.comm_new(spec);
 }
 
-// One queue per communicator: instances follow each other on it in order.
-QueueId neighbour_queue(GroupId comm, std::uint64_t /*instance*/) {
-  return QueueId{comm.value, std::uint64_t{1} << 40};
+// One queue per communicator, and one per persistent neighbourhood
+// collective (`init`, the number its _init took): instances follow each
+// other on it in order.
+QueueId neighbour_queue(GroupId comm, std::uint64_t init = 0) {
+  return QueueId{comm.value, (std::uint64_t{1} << 40) + init};
 }
 
 struct NeighbourOps {
@@ -306,28 +346,27 @@ TEST_CASE("mpi: neighbourhood collectives signal out-neighbours and wait for in-
     // The receives of one instance: created without an answer to give,
     // bound at once, on the instance's own queue, in the in-neighbours' order.
     auto check_receives = [&](const std::vector<std::uint64_t>& tokens, std::size_t first_bind,
-                              std::uint64_t instance) {
+                              std::uint64_t init) {
       REQUIRE(tokens.size() == in.at(w).size());
       REQUIRE(rec.binds.size() == first_bind + tokens.size());
       for (std::size_t i = 0; i < tokens.size(); ++i) {
         CHECK_FALSE(rec.answers(tokens[i]));
         CHECK(rec.binds[first_bind + i] ==
-              Bind{tokens[i], in.at(w)[i], neighbour_queue(topo, instance)});
+              Bind{tokens[i], in.at(w)[i], neighbour_queue(topo, init)});
       }
     };
 
     SECTION("blocking") {
       for (Call call : {Call::Neighbor_allgather, Call::Neighbor_alltoallw_c}) {
         INFO(name_of(call));
-        const std::uint64_t instance = call == Call::Neighbor_allgather ? 1 : 2;
         const std::size_t first_bind = rec.binds.size();
         const CallProgram p = tx.collective(call, kTopo);
         CHECK(p.clocked() == (has_out || has_in));
         const NeighbourOps n = split_ops(p);
         CHECK_FALSE(n.other);  // no Snapshot: these receives answer nobody
         CHECK(n.signals == out.at(w));
-        if (has_out) CHECK(n.queues == std::set<QueueId>{neighbour_queue(topo, instance)});
-        check_receives(n.waits, first_bind, instance);
+        if (has_out) CHECK(n.queues == std::set<QueueId>{neighbour_queue(topo)});
+        check_receives(n.waits, first_bind, 0);
         // Signals precede waits: the signal part, then the wait part.
         if (has_out && has_in) CHECK(p.ops()[0].kind == OpKind::Signal);
       }
@@ -346,23 +385,25 @@ TEST_CASE("mpi: neighbourhood collectives signal out-neighbours and wait for in-
       const NeighbourOps nd = split_ops(done);
       CHECK(nd.signals.empty());
       CHECK_FALSE(nd.other);
-      check_receives(nd.waits, first_bind, 1);
+      check_receives(nd.waits, first_bind, 0);
     }
     SECTION("persistent") {
       const CallProgram init = tx.collective(Call::Neighbor_allgatherv_init, kTopo, 0, 9);
       CHECK_FALSE(init.clocked());
       CHECK(init.ops().empty());
       CHECK(rec.binds.empty() == true);
-      for (std::uint64_t instance = 1; instance <= 2; ++instance) {
+      // The _init took number 1 on the topology communicator: its starts
+      // travel on a queue of their own.
+      for (int start = 1; start <= 2; ++start) {
         const std::size_t first_bind = rec.binds.size();
         const CallProgram s = tx.start({9});
         CHECK(s.clocked() == has_out);
         const NeighbourOps ns = split_ops(s);
         CHECK(ns.signals == out.at(w));
-        if (has_out) CHECK(ns.queues == std::set<QueueId>{neighbour_queue(topo, instance)});
+        if (has_out) CHECK(ns.queues == std::set<QueueId>{neighbour_queue(topo, 1)});
         const CallProgram done = tx.wait(9);
         CHECK(done.clocked() == has_in);
-        check_receives(split_ops(done).waits, first_bind, instance);
+        check_receives(split_ops(done).waits, first_bind, 1);
       }
     }
   }
@@ -415,9 +456,9 @@ TEST_CASE("mpi: a duplicate of a topology communicator keeps its neighbours", "[
     CHECK(p.clocked());
     const NeighbourOps n = split_ops(p);
     CHECK(n.signals == ranks({2, 2}));
-    CHECK(n.queues == std::set<QueueId>{neighbour_queue(copy, 1)});
+    CHECK(n.queues == std::set<QueueId>{neighbour_queue(copy)});
     REQUIRE(n.waits.size() == 1);
-    CHECK(tx.rec().binds.back() == Bind{n.waits[0], Rank{1}, neighbour_queue(copy, 1)});
+    CHECK(tx.rec().binds.back() == Bind{n.waits[0], Rank{1}, neighbour_queue(copy)});
     // And a duplicate of the duplicate.
     tx.comm_new(Call::Comm_dup, 0x4200, 0x4300, {}, false, true);
     CHECK(split_ops(tx.collective(Call::Neighbor_alltoall, 0x4300)).signals == ranks({2, 2}));
@@ -608,7 +649,10 @@ TEST_CASE("mpi: bipartite intercommunicator collectives: the same group on both 
       if (!agreed) agreed = rec.groups.back();
       CHECK(rec.groups.back() == *agreed);
     }
-    CHECK(first_instance == ++instance);
+    // A persistent one's _init takes the number; its first start is named by it.
+    ++instance;
+    CHECK(first_instance ==
+          (family == Family::Pcollective ? persistent_instance(instance, 1) : instance));
   }
 }
 
@@ -640,13 +684,16 @@ TEST_CASE("mpi: a non-blocking rooted intercommunicator collective", "[mpi]") {
 }
 
 TEST_CASE(
-    "mpi: a persistent rooted intercommunicator collective started at MPI_PROC_NULL "
-    "still counts every instance",
+    "mpi: a persistent rooted intercommunicator collective initialised at MPI_PROC_NULL "
+    "still counts its _init",
     "[mpi]") {
   // MPI_Bcast_init on the intercommunicator, root world 0 in A; world 4 (A,
-  // not the root) passes MPI_PROC_NULL. Each MPI_Start is one instance at
-  // every member, so a barrier after two starts is instance 3 everywhere.
+  // not the root) passes MPI_PROC_NULL. The _init is instance 1 at every
+  // member and the starts take no number, so a barrier after two starts is
+  // instance 2 everywhere; the root (at its start) and B's world 3 (at its
+  // completion) name the same instance for each start.
   std::vector<std::uint64_t> barrier_instance;
+  std::map<std::uint32_t, std::vector<std::uint64_t>> start_instances;
   for (std::uint32_t w : {0u, 4u, 3u}) {
     INFO("world rank " << w);
     Tx tx(w, 5);
@@ -654,12 +701,23 @@ TEST_CASE(
     make_intercomm(tx, w);
     tx.collective(Call::Bcast_init, kInter, root_arg(w, 0), 21);
     for (int round = 0; round < 2; ++round) {
-      tx.start({21});
-      tx.wait(21);
+      const CallProgram s = tx.start({21});
+      const CallProgram c = tx.wait(21);
+      const CallProgram& part = w == 0 ? s : c;
+      if (w == 4) {
+        CHECK(s.ops().empty());
+        CHECK(c.ops().empty());
+      } else {
+        REQUIRE(part.ops().size() == 1);
+        start_instances[w].push_back(part.ops()[0].collective.instance);
+      }
     }
     barrier_instance.push_back(ops(tx.collective(Call::Barrier, kInter)).at(0).collective.instance);
   }
-  CHECK(barrier_instance == std::vector<std::uint64_t>{3, 3, 3});
+  CHECK(barrier_instance == std::vector<std::uint64_t>{2, 2, 2});
+  const std::vector<std::uint64_t> want{persistent_instance(1, 1), persistent_instance(1, 2)};
+  CHECK(start_instances[0] == want);
+  CHECK(start_instances[3] == want);
 }
 
 TEST_CASE("mpi: scans and neighbourhood collectives on an intercommunicator are fatal", "[mpi]") {
@@ -869,6 +927,42 @@ TEST_CASE(
   job.sim.drain();
   CHECK(job.sim.all_idle());
   CHECK(job.sim.check_finished() == "");
+}
+
+TEST_CASE("mpi+engine: persistent collectives started in different orders at each rank",
+          "[mpi][engine]") {
+  // Rank 0 starts the bcast (root 0) then the barrier, rank 1 the barrier
+  // then the bcast; rank 1 completes the barrier first. Clocks by the rules:
+  // rank 0: bcast start [1,0], barrier start [2,0], barrier completion
+  // merges rank 1's start [0,1]: [3,1]. Rank 1: barrier start [0,1], its
+  // completion merges [2,0]: [2,2]; the bcast's completion merges [1,0]:
+  // [2,3].
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    INFO("delivery seed " << seed);
+    Job job(2, seed);
+    for (std::uint32_t w = 0; w < 2; ++w) {
+      job.submit(w, job.tx[w]->collective(Call::Bcast_init, kWorldHandle, 0, 70));
+      job.submit(w, job.tx[w]->collective(Call::Barrier_init, kWorldHandle, 0, 71));
+    }
+    job.submit(0, job.tx[0]->start({70}));
+    job.submit(0, job.tx[0]->start({71}));
+    job.submit(1, job.tx[1]->start({71}));
+    job.submit(1, job.tx[1]->start({70}));
+    job.submit(0, job.tx[0]->wait(70), true);
+    job.submit(0, job.tx[0]->wait(71), true);
+    job.submit(1, job.tx[1]->wait(71), true);
+    job.submit(1, job.tx[1]->wait(70), true);
+    job.sim.drain();
+    REQUIRE(job.sim.check_finished() == "");
+    REQUIRE(job.sim.calls(0).size() == 3);
+    REQUIRE(job.sim.calls(1).size() == 3);
+    CHECK(job.clock(0, 0) == Clock{1, 0});
+    CHECK(job.clock(0, 1) == Clock{2, 0});
+    CHECK(job.clock(0, 2) == Clock{3, 1});
+    CHECK(job.clock(1, 0) == Clock{0, 1});
+    CHECK(job.clock(1, 1) == Clock{2, 2});
+    CHECK(job.clock(1, 2) == Clock{2, 3});
+  }
 }
 
 TEST_CASE("mpi+engine: a non-blocking intercommunicator barrier with traffic in between",

@@ -193,9 +193,10 @@ int MPI_Win_test(MPI_Win win, int* flag) {
 
 // ---- passive target ----
 
+// MPI_PROC_NULL is a valid lock target that locks nothing: no event, not clocked.
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
   Runtime& rt = runtime();
-  if (rt.active()) {
+  if (rt.active() && rank != MPI_PROC_NULL) {
     vcx::mpi::WinEvent ev{};
     ev.win = window_handle(win);
     ev.rank = rank;
@@ -210,7 +211,8 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
 
 int MPI_Win_unlock(int rank, MPI_Win win) {
   const int rc = PMPI_Win_unlock(rank, win);
-  if (rc == MPI_SUCCESS && runtime().active()) push_win(Call::Win_unlock, win, rank, 0, false);
+  if (rc == MPI_SUCCESS && rank != MPI_PROC_NULL && runtime().active())
+    push_win(Call::Win_unlock, win, rank, 0, false);
   return rc;
 }
 

@@ -15,6 +15,12 @@ namespace {
 // edge belongs to the n-th instance: first in, first out is enough.
 constexpr std::uint64_t kNeighbourQueue = std::uint64_t{1} << 40;
 
+// Instances of persistent collectives: the initialisation's number above,
+// the start's below, and the top bit keeps them apart from the numbers of
+// other collectives.
+constexpr std::uint64_t kPersistentInstance = std::uint64_t{1} << 63;
+constexpr unsigned kStartBits = 32;
+
 struct Role {
   bool participates = true;
   bool signals = false;  // has a signal part (clocked at initiation)
@@ -38,6 +44,13 @@ void MpiTranslator::on_pcollective(Call call, const CollectiveEvent& e) {
   r.call = call;
   r.comm = comm(e.comm);
   r.root = e.root;
+  // MPI orders the _init calls of persistent collectives like collective
+  // calls, but not their starts (MPI 4.0, 6.13): members may start two
+  // persistent collectives in different orders, and the k-th start of a
+  // request matches the k-th start of the same request everywhere.
+  r.collective_init = ++r.comm->collectives;
+  if (r.collective_init >= (kPersistentInstance >> kStartBits))
+    host_.fatal("mpi: too many collectives on one communicator");
   requests_[e.request] = std::move(r);
 }
 
@@ -46,7 +59,14 @@ void MpiTranslator::start_collective(Call call, const CommPtr& c, std::int32_t r
                                      Request& req) {
   const CollKind kind = kCallCollKind[static_cast<std::size_t>(call)];
   // Every call of every member counts, so instance numbers agree everywhere.
-  const std::uint64_t instance = ++c->collectives;
+  std::uint64_t instance = 0;
+  if (req.persistent) {
+    if (++req.collective_starts >> kStartBits)
+      host_.fatal("mpi: a persistent collective started more than 2^32 times");
+    instance = kPersistentInstance | req.collective_init << kStartBits | req.collective_starts;
+  } else {
+    instance = ++c->collectives;
+  }
   req.kind = ReqKind::Collective;
   req.comm = c;
   req.neighbour_receives.clear();
@@ -54,7 +74,9 @@ void MpiTranslator::start_collective(Call call, const CommPtr& c, std::int32_t r
   if (kind == CollKind::Neighbor) {
     if (c->inter || !c->topology)
       host_.fatal("mpi: a neighbourhood collective on a communicator without a topology");
-    const QueueId q{c->id.value, kNeighbourQueue};
+    // A persistent one has a queue of its own: its starts keep their
+    // order, but not their order among other neighbourhood collectives.
+    const QueueId q{c->id.value, kNeighbourQueue + req.collective_init};
     if (!c->out_neighbours.empty()) out.mark_clocked();
     for (const Rank dst : c->out_neighbours) {
       const SendToken t = ctl.reserve_send(dst, q);

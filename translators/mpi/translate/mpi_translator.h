@@ -58,6 +58,11 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
     // is in progress.
     bool persistent = false;
     bool active = false;
+    // Persistent collectives match by their initialisation, not by the
+    // order of starts: the number the _init call took in the
+    // communicator's collective sequence, and the starts so far.
+    std::uint64_t collective_init = 0;
+    std::uint64_t collective_starts = 0;
     // The completion's status cannot be trusted to name the match (MPICH
     // 4.0.2 leaves an MPI_Isendrecv request's status empty).
     bool status_unreliable = false;
