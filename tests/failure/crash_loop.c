@@ -21,6 +21,9 @@
  *   segv   a store through a null pointer
  *   abort  MPI_Abort(MPI_COMM_WORLD, 5)
  *   exit   exit(3) without MPI_Finalize
+ *   annotate  nobody dies: the victim makes an annotation its tool must
+ *          reject (a signal to a rank outside MPI_COMM_WORLD), so the tool
+ *          stops the analysis; the loop runs on (until vcx ends the job)
  *   stop   nobody dies; the loop runs until the file STOPFILE exists (rank 0
  *          looks before each iteration and broadcasts what it saw), at most
  *          ITERATIONS iterations
@@ -39,6 +42,7 @@
 #include <unistd.h>
 
 #include "gt.h"
+#include "vcx/annotate.h"
 
 #define MSG 4
 
@@ -56,6 +60,13 @@ static int g_victim = -1, g_iteration = -1, g_step = -1;
 static void maybe_die(int me, int iteration, int step) {
   if (me != g_victim || iteration != g_iteration || step != g_step) return;
   if (strcmp(g_how, "none") == 0 || strcmp(g_how, "stop") == 0) return;
+  if (strcmp(g_how, "annotate") == 0) {
+    fprintf(stderr, "rank %d: annotating a signal to rank %d at iteration %d step %d\n", me,
+            gt_size() + 7, iteration, step);
+    fflush(stderr);
+    vcx_annotate_process_signal(gt_size() + 7, 0);
+    return;
+  }
   fprintf(stderr, "rank %d: dying (%s) at iteration %d step %d\n", me, g_how, iteration, step);
   fflush(stderr);
   if (strcmp(g_how, "kill") == 0) raise(SIGKILL);

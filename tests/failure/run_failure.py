@@ -14,6 +14,11 @@ Cases:
       readable, is a prefix of the trace of the same program run to its end
       (same calls, same clocks, checked there by the oracle), and the dead
       rank's trace holds every clocked call it finished.
+  tool-stops-stall, tool-stops-nostall
+      one rank makes an annotation its tool rejects, so that tool stops the
+      analysis: in either stall mode the job ends within seconds with status
+      70, and vcx-run names the call each aborted rank was in and the cause
+      the tool logged.
   tool-kill-abort, tool-kill-continue-env, tool-kill-continue-flag
       one vcx-toolproc process gets SIGKILL while the application runs. The
       application is never left hanging; by default its interceptors abort
@@ -362,8 +367,9 @@ def case_tool_kill(args, work, policy):
         # The interceptor's own line may be lost when mpiexec takes the job
         # down before forwarding it; vcx-run's summary repeats it.
         expect(re.search(r"^vcx: application ranks? [\d, ]+ (?:was|were) aborted by vcx with "
-                         r"status 70 because the tool process failed", r.stderr, re.M)
-               is not None, "vcx-run does not say that vcx aborted the application", r)
+                         r"status 70 in MPI_\w+ because the tool process failed", r.stderr, re.M)
+               is not None, "vcx-run does not say that vcx aborted the application, and in "
+                            "which call", r)
         return
     noticed = re.findall(r"^vcx: rank (\d+): the tool process stopped", r.stderr, re.M)
     expect(noticed, "no interceptor reports that its tool stopped", r)
@@ -393,6 +399,36 @@ def check_output(r, n, iterations):
     usr1 = [int(x.group(4)) for x in m]
     expect(usr1 == [1 if n_it > 1 else 0] + [0] * (n - 1),
            f"SIGUSR1 handled {usr1} times per rank: the program's handler must see it once", r)
+
+
+def case_tool_stops(args, work, mode):
+    """A tool stops the analysis on its own (it rejects an annotation): the
+    application learns it within seconds, in either stall mode, and vcx-run
+    names the call each aborted rank was in and the cause the tool logged."""
+    rng = random.Random(args.seed)
+    victim, iteration, step = rng.randrange(args.n), rng.randrange(1, 4), rng.randrange(5)
+    print(f"[failure] rank {victim} annotates a signal to a rank outside the job at iteration "
+          f"{iteration} step {step} ({mode})", flush=True)
+    gt = os.path.join(work, "gt")
+    os.mkdir(gt)
+    flags = ["--no-stall"] if mode == "nostall" else []
+    # Far more iterations than the run may take: only vcx can end it in time.
+    argv = ([args.vcx_run, "-n", str(args.n)] + flags +
+            ["--", args.program, "annotate", str(victim), str(iteration), str(step), "1000000"])
+    started = time.monotonic()
+    r = run(argv, work, "tool-stops", args.timeout, {"VCX_TEST_GT_DIR": gt})
+    took = time.monotonic() - started
+    expect(r.code == 70, f"expected status 70 (the interceptors abort the job), got {r.code}", r)
+    expect(took < 15, f"the job took {took:.1f} s to end after its tool stopped", r)
+    reason = r"rank \d+ is not a rank of the communicator"
+    expect(re.search(rf"^vcx-tool\[{victim}\]: critical: .*{reason}", r.stderr, re.M)
+           is not None, f"tool {victim} does not say why it stopped", r)
+    summary = re.findall(r"^vcx: application ranks? [\d, ]+ (?:was|were) aborted by vcx with "
+                         r"status 70 in (MPI_\w+) because the tool process failed \((.*)\)",
+                         r.stderr, re.M)
+    expect(summary, "vcx-run does not name the call and the tool's cause", r)
+    expect(all(re.search(reason, cause) for _, cause in summary),
+           "vcx-run's summary does not give the cause the tool logged", r)
 
 
 def case_start_timeout(args, work):
@@ -500,6 +536,8 @@ CASES = {
     "tool-kill-abort": lambda a, w: case_tool_kill(a, w, "abort"),
     "tool-kill-continue-env": lambda a, w: case_tool_kill(a, w, "continue-env"),
     "tool-kill-continue-flag": lambda a, w: case_tool_kill(a, w, "continue-flag"),
+    "tool-stops-stall": lambda a, w: case_tool_stops(a, w, "stall"),
+    "tool-stops-nostall": lambda a, w: case_tool_stops(a, w, "nostall"),
     "start-timeout": case_start_timeout,
     "no-launcher": case_no_launcher,
     "bad-input": case_bad_input,

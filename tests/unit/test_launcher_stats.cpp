@@ -1,4 +1,5 @@
 // The tool ranks' statistics files and vcx-run's summary of them.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -134,7 +135,7 @@ TEST_CASE("launcher stats: reading a session directory", "[launcher]") {
 TEST_CASE("launcher stats: summary of a clean run", "[launcher]") {
   StatsReport report;
   for (int r = 0; r < 4; ++r)
-    report.ranks.push_back({r, 100, 10, 300'000, 0, "finalized", 2048u * (r + 1)});
+    report.ranks.push_back({r, 100, 10, 300'000, 0, "finalized", 2048u * (r + 1), false, ""});
   CHECK_FALSE(has_rank_trouble(report));
   CHECK(summary_lines(report, 4, std::nullopt) ==
         std::vector<std::string>{"4 ranks, 400 events, 40 clocked calls, stall 1.2 ms total",
@@ -144,7 +145,7 @@ TEST_CASE("launcher stats: summary of a clean run", "[launcher]") {
   StatsReport many;
   for (int r = 0; r < 9; ++r)
     many.ranks.push_back({r, 1, 1, static_cast<std::uint64_t>((9 - r) * 1'000'000), 0,
-                          "finalized", 1024});
+                          "finalized", 1024, false, ""});
   CHECK(summary_lines(many, 9, std::nullopt).back() ==
         "stall per rank: min 1.0 ms (rank 8), median 5.0 ms, max 9.0 ms (rank 0); "
         "tool memory 1.0 MiB at most (rank 0), 9.0 MiB in all");
@@ -192,7 +193,7 @@ TEST_CASE("launcher stats: how ranks ended", "[launcher]") {
         "application rank 0 ended without notice (mpiexec kills the other ranks when one fails)");
 
   StatsReport aborted;
-  aborted.endings[0] = Ending{"abort", 5};
+  aborted.endings[0] = Ending{"abort", 5, ""};
   CHECK(has_rank_trouble(aborted));
   CHECK(summary_lines(aborted, 2, std::nullopt).at(1) ==
         "application rank 0 called MPI_Abort with error code 5");
@@ -211,6 +212,33 @@ TEST_CASE("launcher stats: how ranks ended", "[launcher]") {
             "application ranks 0, 1 were aborted by vcx with status 70 because the tool process "
             "failed",
             0) == 0);
+
+  // The call each rank was in, and why the tools stopped (from their stats).
+  CHECK(parse_ending("tool-failed 70 MPI_Win_lock\n")->call == "MPI_Win_lock");
+  CHECK(parse_ending("tool-failed 70")->call.empty());
+  CHECK_FALSE(parse_ending("tool-failed 70 MPI_Send extra"));
+  CHECK(parse_ending("exit 3 MPI_Send") == std::nullopt);  // only tool failures name a call
+  TempDir f;
+  f.file("stats-0.json", R"({"app":"crashed","aborted":true,"reason":"connection to tool 1 lost"})");
+  f.file("stats-1.json", R"({"app":"crashed","aborted":false})");
+  f.file("ending-0", "tool-failed 70 MPI_Allreduce\n");
+  f.file("ending-1", "tool-failed 70 MPI_Recv\n");
+  const StatsReport failed = read_stats(f.path);
+  CHECK(failed.ranks.at(0).aborted);
+  CHECK(failed.ranks.at(0).reason == "connection to tool 1 lost");
+  const auto told = summary_lines(failed, 2, std::nullopt);
+  REQUIRE(told.size() >= 3);
+  CHECK(told[1] ==
+        "application rank 0 was aborted by vcx with status 70 in MPI_Allreduce because the tool "
+        "process failed (connection to tool 1 lost); --on-tool-failure=continue lets the "
+        "application run on unanalysed");
+  CHECK(told[2].rfind("application rank 1 was aborted by vcx with status 70 in MPI_Recv", 0) == 0);
+  // With nothing aborted by the interceptors (continue), the reason still shows.
+  StatsReport continued;
+  continued.ranks = failed.ranks;
+  const auto cont = summary_lines(continued, 2, std::nullopt);
+  CHECK(std::find(cont.begin(), cont.end(),
+                  "the analysis stopped early: connection to tool 1 lost") != cont.end());
 }
 
 TEST_CASE("launcher stats: durations", "[launcher]") {

@@ -104,7 +104,7 @@ TEST_CASE("mpi annotations: MPI_PROC_NULL does nothing; bad ranks and queues are
     CHECK(p.ops().empty());
   }
   CHECK_THROWS_WITH(annotate(tx, Call::Annotate_process_signal, 2, 1),
-                    Contains("vcx: rank 0: vcx_annotate_process_signal: rank 2"));
+                    Contains("mpi: rank 0: vcx_annotate_process_signal: rank 2"));
   CHECK_THROWS_WITH(annotate(tx, Call::Annotate_process_wait, 1, -1),
                     Contains("queue -1 is negative"));
   CHECK_THROWS_AS(annotate(tx, Call::Annotate_resource_wait, 0, 1, 0x7777), SimFatal);

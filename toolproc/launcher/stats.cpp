@@ -271,7 +271,14 @@ std::optional<Ending> parse_ending(std::string_view text) {
   e.kind = std::string(text.substr(0, space));
   if (e.kind != "abort" && e.kind != "exit" && e.kind != "signal" && e.kind != "tool-failed")
     return std::nullopt;
-  const std::string_view number = text.substr(space + 1);
+  std::string_view number = text.substr(space + 1);
+  if (e.kind == "tool-failed") {
+    if (const auto call = number.find(' '); call != std::string_view::npos) {
+      e.call = std::string(number.substr(call + 1));
+      number = number.substr(0, call);
+      if (e.call.empty() || e.call.find_first_of(" \t") != std::string::npos) return std::nullopt;
+    }
+  }
   const auto [ptr, err] = std::from_chars(number.data(), number.data() + number.size(), e.code);
   if (err != std::errc() || ptr != number.data() + number.size()) return std::nullopt;
   return e;
@@ -292,6 +299,10 @@ RankStats rank_stats_from(const JsonObject& o) {
   r.max_rss_kb = as_u64(o, "max_rss_kb").value_or(0);
   if (auto it = o.find("app"); it != o.end())
     if (const auto* s = std::get_if<std::string>(&it->second)) r.app = *s;
+  if (auto it = o.find("aborted"); it != o.end())
+    if (const auto* b = std::get_if<bool>(&it->second)) r.aborted = *b;
+  if (auto it = o.find("reason"); it != o.end())
+    if (const auto* s = std::get_if<std::string>(&it->second)) r.reason = *s;
   return r;
 }
 
@@ -434,11 +445,20 @@ std::vector<std::string> summary_lines(const StatsReport& report, int nprocs,
     if (r.app == "crashed") crashed.push_back(r.rank);
     if (r.app == "never-attached") detached.push_back(r.rank);
   }
+  // Why the tools stopped the analysis, as the first of them logged it (the
+  // others were told the same).
+  std::string tool_reason;
+  for (const auto& r : report.ranks)
+    if (r.aborted && !r.reason.empty()) {
+      tool_reason = r.reason;
+      break;
+    }
+  bool reason_told = false;
   // Ranks whose interceptor said how they ended, grouped by how.
   std::vector<std::pair<Ending, std::vector<int>>> causes;
   for (const auto& [rank, e] : report.endings) {
     auto same = std::find_if(causes.begin(), causes.end(), [&](const auto& c) {
-      return c.first.kind == e.kind && c.first.code == e.code;
+      return c.first.kind == e.kind && c.first.code == e.code && c.first.call == e.call;
     });
     if (same == causes.end()) {
       causes.push_back({e, {rank}});
@@ -458,13 +478,18 @@ std::vector<std::string> summary_lines(const StatsReport& report, int nprocs,
     else if (e.kind == "abort")
       line += std::string("called ") + calls.abort + " with " + calls.abort_code + " " +
               std::to_string(e.code);
-    else
+    else {
       line += std::string(one ? "was" : "were") + " aborted by vcx with status " +
-              std::to_string(e.code) +
-              " because the tool process failed (--on-tool-failure=continue lets the "
-              "application run on unanalysed)";
+              std::to_string(e.code) + (e.call.empty() ? "" : " in " + e.call) +
+              " because the tool process failed" +
+              (tool_reason.empty() ? "" : " (" + tool_reason + ")") +
+              "; --on-tool-failure=continue lets the application run on unanalysed";
+      reason_told = reason_told || !tool_reason.empty();
+    }
     lines.push_back(line);
   }
+  if (!tool_reason.empty() && !reason_told)
+    lines.push_back("the analysis stopped early: " + tool_reason);
   // The tools saw these end without MPI_Finalize, and nothing said how:
   // SIGKILL leaves no trace, and mpiexec kills the others with it.
   std::vector<int> silent;

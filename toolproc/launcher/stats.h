@@ -34,6 +34,9 @@ struct RankStats {
   std::uint64_t backpressure_ns = 0;
   std::string app;  // finalized | crashed | never-attached | "" (not reported)
   std::uint64_t max_rss_kb = 0;  // the tool process's peak memory
+  // The tool stopped the analysis (or was told to by another tool): why.
+  bool aborted = false;
+  std::string reason;
 };
 
 // Fields missing or of the wrong type keep their defaults.
@@ -41,11 +44,12 @@ RankStats rank_stats_from(const JsonObject& object);
 
 // How an application rank ended without MPI_Finalize, as its interceptor
 // wrote it to DIR/ending-<rank>: "abort <code>", "exit <status>",
-// "signal <number>", or "tool-failed <status>" (the interceptor aborted the
-// job because its tool process failed).
+// "signal <number>", or "tool-failed <status> [call]" (the interceptor
+// aborted the job because its tool process failed, in `call`).
 struct Ending {
   std::string kind;  // abort | exit | signal | tool-failed
   int code = 0;
+  std::string call;  // tool-failed: the call the rank was in, if known
 };
 
 struct StatsReport {
@@ -58,7 +62,8 @@ struct StatsReport {
 // without "rank" takes the number from its name.
 StatsReport read_stats(const std::string& dir);
 
-// "abort 5" → {abort, 5}; nullopt for anything else.
+// "abort 5" → {abort, 5}; "tool-failed 70 MPI_Recv" → {tool-failed, 70,
+// MPI_Recv}; nullopt for anything else.
 std::optional<Ending> parse_ending(std::string_view text);
 
 // "1.2 ms", "3.40 s"

@@ -461,13 +461,17 @@ void ToolProcess::maybe_report_done() {
   transport_->send(Rank{tree_parent_}, PeerChannel::Control, {&what, 1});
 }
 
-void ToolProcess::abort_all(const std::string& why) {
+void ToolProcess::abort_all(const std::string& why, bool logged) {
   if (aborted_) return;
   aborted_ = true;
   abort_reason_ = why;
+  if (!logged) spdlog::error("stopping the analysis: {}", why);
   if (engine_ && !engine_->idle())
     spdlog::warn("stopping with calls left to analyse; the first waits for {}",
                  engine_->blocked_on());
+  // The job may be taken down before this tool ends: vcx-run reads the
+  // reason from the stats written now.
+  write_stats();
   std::vector<std::uint8_t> msg{static_cast<std::uint8_t>(ControlMsg::Abort)};
   msg.insert(msg.end(), why.begin(), why.end());
   for (std::uint32_t r = 0; r < size_; ++r)
@@ -484,7 +488,7 @@ void ToolProcess::flush_observers() {
 
 void ToolProcess::fatal(const std::string& why) {
   spdlog::critical("{}", why);
-  abort_all(why);
+  abort_all(why, true);
   // Give the abort notices a moment to leave.
   pump_transport(std::chrono::seconds(1));
   write_stats();

@@ -71,7 +71,8 @@ class ToolProcess final : public ToolHost {
   void terminate_children();
   void maybe_report_done();
   void maybe_write_progress();
-  void abort_all(const std::string& why);
+  // Stops the analysis of every tool; `logged`: the reason was logged already.
+  void abort_all(const std::string& why, bool logged = false);
   void flush_observers();
   void idle_nap();
   bool app_waits_for_reply() const;

@@ -70,6 +70,10 @@ bool RingProducer::wait_for_space(std::uint64_t needed) noexcept {
 void* RingProducer::begin(Model model, std::uint16_t type, std::uint32_t flags,
                           std::size_t payload_size) {
   if (payload_size > max_payload()) return nullptr;
+  // A tool that gave up reads nothing more: the application learns it at
+  // its next call, not only at its next wait (one load of a line it reads
+  // for replies anyway).
+  if (c_->tool_state.load(std::memory_order_relaxed) != 0) return nullptr;
   const std::uint64_t rec = event_record_size(payload_size);
   const std::uint64_t cap = mask_ + 1;
   pending_head_ = head_;

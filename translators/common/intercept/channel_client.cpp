@@ -194,6 +194,7 @@ void ChannelClient::unlock() {
 void* ChannelClient::begin(Model model, std::uint16_t call, std::size_t payload, bool needs_reply) {
   if (!active_) return nullptr;
   lock();
+  note_call(model, call);
   reply_wanted_ = needs_reply && !no_stall_;
   const std::uint32_t flags = reply_wanted_ ? std::uint32_t{kEventNeedsReply} : 0u;
   void* p = producer_.begin(model, call, flags, payload);
@@ -215,6 +216,7 @@ void* ChannelClient::begin(Model model, std::uint16_t call, std::size_t payload,
 void* ChannelClient::begin_always_answered(Model model, std::uint16_t call, std::size_t payload) {
   if (!active_) return nullptr;
   lock();
+  note_call(model, call);
   reply_wanted_ = true;
   void* p = producer_.begin(model, call, kEventAlwaysReply, payload);
   if (!p) {
@@ -245,6 +247,10 @@ void ChannelClient::tool_failed(const char* what) {
   if (!active_) return;
   active_ = false;
   const int rank = world_rank_;
+  // The call the rank was in, as " in MPI_Send" for the messages below.
+  const char* call = any_call_ ? call_name(last_model_, last_call_) : nullptr;
+  char in_call[96] = "";
+  if (call) std::snprintf(in_call, sizeof in_call, " in %s", call);
   // The tools stop when an application rank ends without finalising; the
   // job is ending then (the launcher stops the other ranks when one fails),
   // and until it does this rank runs on as it would without vcx.
@@ -258,18 +264,18 @@ void ChannelClient::tool_failed(const char* what) {
   // One write per line: the ranks share the terminal.
   if (continue_on_failure()) {
     std::fprintf(stderr,
-                 "vcx: rank %d: the tool process stopped %s; running on without analysis "
+                 "vcx: rank %d: the tool process stopped %s%s; running on without analysis "
                  "(--on-tool-failure=continue)\n",
-                 rank, what);
+                 rank, what, in_call);
     return;
   }
   std::fprintf(stderr,
-               "vcx: rank %d: the tool process stopped %s; aborting the job "
+               "vcx: rank %d: the tool process stopped %s%s; aborting the job "
                "(vcx-run --on-tool-failure=continue lets it run on unanalysed)\n",
-               rank, what);
+               rank, what, in_call);
   // The launcher may take the job down before it forwards the line above;
   // vcx-run says it again from this record.
-  record_ending("tool-failed", 70);
+  record_ending("tool-failed", 70, call);
   abort_job_(70);
 }
 

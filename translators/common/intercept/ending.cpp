@@ -76,10 +76,10 @@ void on_exit_hook(int status, void*) {
 
 }  // namespace
 
-void record_ending(const char* kind, int code) {
+void record_ending(const char* kind, int code, const char* call) {
   if (g_pid < 0 || ::getpid() != g_pid || g_recorded.exchange(true)) return;
   // "<kind> <code>\n" without stdio: this may run in a signal handler.
-  char line[64];
+  char line[128];
   std::size_t n = 0;
   for (const char* k = kind; *k && n < 32; ++k) line[n++] = *k;
   line[n++] = ' ';
@@ -95,6 +95,10 @@ void record_ending(const char* kind, int code) {
     value /= 10;
   } while (value != 0);
   while (d > 0) line[n++] = digits[--d];
+  if (call && *call) {
+    line[n++] = ' ';
+    for (const char* c = call; *c && n < sizeof line - 1; ++c) line[n++] = *c;
+  }
   line[n++] = '\n';
   const int fd = ::open(g_tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return;

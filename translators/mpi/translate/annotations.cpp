@@ -29,7 +29,7 @@ void MpiTranslator::on_annotate(Call call, const AnnotateEvent& e, ExchangeContr
   const char* name = kAnnotationNames[static_cast<std::size_t>(call) -
                                       static_cast<std::size_t>(Call::Annotate_tick)];
   auto bad = [&](const std::string& what) {
-    host_.fatal("vcx: rank " + std::to_string(self_.value) + ": " + name + ": " + what);
+    host_.fatal("mpi: rank " + std::to_string(self_.value) + ": " + name + ": " + what);
   };
   if (call == Call::Annotate_tick) {
     out.mark_clocked();

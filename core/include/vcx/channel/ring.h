@@ -50,8 +50,8 @@ class RingProducer {
 
   // Reserves space for one record and fills its header. If the ring is full,
   // waits until it has drained to ring_low_water() (backpressure). Returns
-  // the payload pointer, or nullptr if the tool went away while waiting.
-  // Must be followed by commit().
+  // the payload pointer, or nullptr if the tool has given up (ToolState::
+  // Failed) or went away while waiting. Must be followed by commit().
   void* begin(Model model, std::uint16_t type, std::uint32_t flags, std::size_t payload_size);
   // Publishes the record reserved by begin(); returns its sequence number.
   std::uint64_t commit() noexcept;

@@ -103,6 +103,11 @@ class ChannelClient {
   static std::size_t index(Model m) { return static_cast<std::size_t>(m) & (kModels - 1); }
   bool join(const ClientSetup& setup);
   const char* call_name(Model model, std::uint16_t call) const;
+  void note_call(Model model, std::uint16_t call) {
+    last_model_ = model;
+    last_call_ = call;
+    any_call_ = true;
+  }
 
   int world_rank_ = -1;
   int world_size_ = 0;
@@ -117,6 +122,10 @@ class ChannelClient {
   bool no_stall_ = false;
   bool yield_in_waits_ = false;
   bool reply_wanted_ = false;
+  // The call of the last event begun, for messages about a failed tool.
+  Model last_model_ = Model::Mpi;
+  std::uint16_t last_call_ = 0;
+  bool any_call_ = false;
   channel::Attachment attachment_{};
   channel::Producer producer_{};
 };

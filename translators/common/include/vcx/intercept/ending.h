@@ -5,7 +5,8 @@
 //   "abort <code>"   the program called MPI_Abort or shmem_global_exit
 //   "exit <status>"  the process exited without finalising its model
 //   "signal <n>"     a signal the process can catch killed it
-//   "tool-failed 70" the interceptor aborted the job: its tool process failed
+//   "tool-failed 70 [call]" the interceptor aborted the job: its tool
+//                    process failed (while the rank was in `call`)
 // A rank killed by SIGKILL leaves no line; its tool still sees it vanish.
 #pragma once
 
@@ -18,8 +19,9 @@ namespace vcx::intercept {
 void watch_ending(const char* session_dir, int world_rank);
 
 // Writes the line; the first one written wins (an abort that exits must
-// not be recorded as an exit). Async-signal-safe.
-void record_ending(const char* kind, int code);
+// not be recorded as an exit). `call`, if given, names the call the rank
+// was in (a C identifier). Async-signal-safe.
+void record_ending(const char* kind, int code, const char* call = nullptr);
 
 // The model's finalisation began: exiting from now on is the normal end.
 void ending_finalized();
