@@ -426,6 +426,43 @@ TEST_CASE("mpi rma: lock_all and unlock_all take every member's lock, shared",
   }
 }
 
+TEST_CASE("mpi rma: locks taken with MPI_MODE_NOCHECK map to nothing, and so do their unlocks",
+          "[mpi][rma][lock]") {
+  // MPI acquires no lock for them: nothing to order, wait for or merge
+  // (OpenCoarrays' event wait holds one while others lock exclusively).
+  auto tx = job_of(4);
+  for (std::uint32_t r = 0; r < 4; ++r) make_window(*tx[r], r);
+  Tx& t1 = *tx[1];
+  const std::size_t groups = t1.rec().groups.size();
+  check_inert(t1, win_call(t1, Call::Win_lock_all, 0x9001, 0, kLockNoCheck), groups);
+  check_inert(t1, win_call(t1, Call::Win_unlock_all, 0x9001), groups);
+  for (const std::int32_t type : {kLockExclusive, kLockShared}) {
+    check_inert(t1, win_call(t1, Call::Win_lock, 0x9001, 2, type | kLockNoCheck), groups);
+    check_inert(t1, win_call(t1, Call::Win_unlock, 0x9001, 2), groups);
+  }
+  // A NOCHECK holding and a real one at once, on two targets: each unlock
+  // releases what its own lock took.
+  check_inert(t1, win_call(t1, Call::Win_lock, 0x9001, 0, kLockShared | kLockNoCheck), groups);
+  const Op x = only_op(win_call(t1, Call::Win_lock, 0x9001, 3, kLockExclusive));
+  CHECK(x.kind == OpKind::Acquire);
+  check_inert(t1, win_call(t1, Call::Win_unlock, 0x9001, 0), groups);
+  const Op u = only_op(win_call(t1, Call::Win_unlock, 0x9001, 3));
+  CHECK(u.kind == OpKind::Release);
+  CHECK(u.queue == x.queue);
+  // After a NOCHECK lock_all ends, a plain one takes every lock again.
+  check_inert(t1, win_call(t1, Call::Win_lock_all, 0x9001, 0, kLockNoCheck), groups);
+  check_inert(t1, win_call(t1, Call::Win_unlock_all, 0x9001), groups);
+  const CallProgram all = win_call(t1, Call::Win_lock_all, 0x9001);
+  CHECK(all.clocked());
+  CHECK(ops(all).size() == 4);
+  CHECK(ops(win_call(t1, Call::Win_unlock_all, 0x9001)).size() == 4);
+  // A NOCHECK unlock is no licence for a second one.
+  win_call(t1, Call::Win_lock, 0x9001, 1, kLockExclusive | kLockNoCheck);
+  win_call(t1, Call::Win_unlock, 0x9001, 1);
+  CHECK_THROWS_WITH(win_call(t1, Call::Win_unlock, 0x9001, 1),
+                    Contains("MPI_Win_unlock without MPI_Win_lock"));
+}
+
 TEST_CASE("mpi rma: an unlock without its lock is fatal", "[mpi][rma][lock]") {
   auto fresh = [] {
     auto t = std::make_unique<Tx>(1, 4);
@@ -610,6 +647,49 @@ TEST_CASE("mpi+engine: three ranks contend for rank 0's window lock, share it, l
     }
   }
   CHECK(orders.size() > 10);
+}
+
+TEST_CASE("mpi+engine: exclusive locks are granted while the target holds a NOCHECK lock_all",
+          "[mpi][engine][rma][lock]") {
+  // OpenCoarrays' event wait and post: rank 0 holds MPI_Win_lock_all
+  // (MPI_MODE_NOCHECK) and polls its memory until ranks 1 and 2 posted, each
+  // with an exclusive lock of rank 0, an accumulate and an unlock; only then
+  // does it unlock_all and lock itself shared to take the posts off.
+  constexpr std::uint32_t n = 3;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    INFO("delivery seed " << seed);
+    Job job(n, seed);
+    using Sub = vcx::sim::EngineSim::Submitted;
+    for (std::uint32_t r = 0; r < n; ++r)
+      submit(job, r, win_create(*job.tx[r], kWorldHandle, 0x9000 + r));
+    Tx& t0 = *job.tx[0];
+    submit(job, 0, win_call(t0, Call::Win_lock_all, 0x9000, 0, kLockNoCheck));
+    std::vector<Sub> unlocks(n);
+    for (std::uint32_t r = 1; r < n; ++r) {
+      Tx& t = *job.tx[r];
+      submit(job, r, win_call(t, Call::Win_lock, 0x9000 + r, 0, kLockExclusive), true);
+      submit(job, r, rma(t, Call::Accumulate, 0x9000 + r, 0, RmaKind::Accumulate));
+      unlocks[r] = submit(job, r, win_call(t, Call::Win_unlock, 0x9000 + r, 0));
+    }
+    job.sim.drain();
+    // The posters got their locks while rank 0 still holds its NOCHECK epoch
+    // (it will not end it before it sees both posts).
+    for (std::uint32_t r = 1; r < n; ++r) {
+      INFO("rank " << r);
+      CHECK(job.sim.host(r).replies.size() == 1);
+    }
+    submit(job, 0, win_call(t0, Call::Win_unlock_all, 0x9000));
+    const Sub shared = submit(job, 0, win_call(t0, Call::Win_lock, 0x9000, 0, kLockShared), true);
+    submit(job, 0, rma(t0, Call::Fetch_and_op, 0x9000, 0, RmaKind::FetchAndOp));
+    submit(job, 0, win_call(t0, Call::Win_unlock, 0x9000, 0));
+    job.sim.drain();
+    REQUIRE(job.sim.check_finished() == "");
+    // The NOCHECK epoch was not clocked; the shared lock merges both posts.
+    CHECK(shared.call_index == 0);
+    const Clock got = job.clock(0, static_cast<std::size_t>(shared.call_index));
+    for (std::uint32_t r = 1; r < n; ++r)
+      CHECK(before(job.clock(r, static_cast<std::size_t>(unlocks[r].call_index)), got));
+  }
 }
 
 TEST_CASE("mpi+engine: post, start, complete and wait order the epochs", "[mpi][engine][rma]") {

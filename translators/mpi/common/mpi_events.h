@@ -468,10 +468,14 @@ struct WinCreateEvent {
 struct WinEvent {
   std::uint64_t win;
   std::int32_t rank;  // lock/unlock: the target's rank in the window's group
-  std::int32_t arg;   // lock: kLockExclusive/kLockShared; test: the flag
+  std::int32_t arg;   // lock: kLockExclusive/kLockShared (| kLockNoCheck);
+                      // lock_all: 0 or kLockNoCheck; test: the flag
 };
 inline constexpr std::int32_t kLockExclusive = 1;
 inline constexpr std::int32_t kLockShared = 2;
+// The lock call's assert had MPI_MODE_NOCHECK: MPI acquires no lock, so the
+// call takes no place in the lock's order (docs/clock-rules.md).
+inline constexpr std::int32_t kLockNoCheck = 4;
 
 // Post and start: `count` world ranks (the group) follow.
 struct WinGroupEvent {

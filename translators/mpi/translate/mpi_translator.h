@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "../common/mpi_events.h"
@@ -124,6 +125,10 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
     std::vector<Rank> access;           // targets of the open access epoch (start)
     std::vector<Rank> exposure;         // origins of the open exposure epoch (post)
     std::unordered_map<std::uint32_t, bool> held;  // locks held: target → shared
+    // Holdings MPI did not acquire (MPI_MODE_NOCHECK): their unlocks release
+    // nothing either.
+    std::unordered_set<std::uint32_t> held_nocheck;  // MPI_Win_lock, by target
+    bool all_nocheck = false;                         // MPI_Win_lock_all
   };
   using WinPtr = std::shared_ptr<WinData>;
   void on_win_create(const WinCreateEvent& e, ExchangeControl& ctl);

@@ -152,8 +152,15 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
       w.exposure.clear();
       return;
     }
+    // A lock taken with MPI_MODE_NOCHECK is no lock in MPI: it orders
+    // nothing and waits for nothing, so it maps to nothing, and so does its
+    // unlock (the program synchronises by other means; clock-rules.md).
     case Family::WinLock: {
       const Rank target = world_of(w.members, e.rank);
+      if (e.arg & kLockNoCheck) {
+        w.held_nocheck.insert(target.value);
+        return;
+      }
       const bool shared = e.arg == kLockShared;
       out.mark_clocked();
       acquire(target, shared);
@@ -162,6 +169,7 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
     }
     case Family::WinUnlock: {
       const Rank target = world_of(w.members, e.rank);
+      if (w.held_nocheck.erase(target.value) > 0) return;
       auto it = w.held.find(target.value);
       if (it == w.held.end()) host_.fatal("mpi: MPI_Win_unlock without MPI_Win_lock");
       out.mark_clocked();
@@ -170,10 +178,18 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
       return;
     }
     case Family::WinLockAll:
+      if (e.arg & kLockNoCheck) {
+        w.all_nocheck = true;
+        return;
+      }
       out.mark_clocked();
       for (const Rank t : w.members) acquire(t, true);
       return;
     case Family::WinUnlockAll:
+      if (w.all_nocheck) {
+        w.all_nocheck = false;
+        return;
+      }
       out.mark_clocked();
       for (const Rank t : w.members) release(t, true);
       return;
