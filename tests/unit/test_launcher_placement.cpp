@@ -313,6 +313,19 @@ TEST_CASE("launcher commands: tools that share the application's cores are told 
   CHECK(count(tool_command(plan, "S"), "--shared-core") == 1);
   plan.placement = split.placement;
   CHECK(count(tool_command(plan, "S"), "--shared-core") == 0);
+  // Unbound but more ranks and tools than cores on the node: shared as well.
+  CHECK(oversubscribed(2, 2));
+  CHECK(oversubscribed(3, 4));
+  CHECK_FALSE(oversubscribed(1, 2));
+  CHECK_FALSE(oversubscribed(2, 4));
+  CHECK_FALSE(oversubscribed(0, 1));  // ranks per node not known
+  Placement crowded;
+  crowded.source = "none";
+  crowded.oversubscribed = true;
+  CHECK(tools_share_app_cores(crowded));
+  plan.placement = crowded;
+  CHECK(count(tool_command(plan, "S"), "--shared-core") == 1);
+  plan.placement = split.placement;
   // Polling times go to the tools only when given; the application learns
   // its own from its tool.
   CHECK(count(tool_command(plan, "S"), "--spin-ns") == 0);

@@ -860,6 +860,21 @@ int launcher_main(int argc, char** argv, char** envp) {
       return kExitUsage;
     }
     plan.placement = placement.placement;
+    // Unbound on a node with fewer cores than ranks and tools: the tools
+    // share the ranks' cores as with --placement shared, and polling would
+    // take the core the other side needs (a rank busy-polling in a blocking
+    // call starves the tools it waits for).
+    if (plan.placement.source == "none") {
+      const int per_node = plan.options.ppn > 0 ? plan.options.ppn
+                           : plan.spans_nodes   ? 0
+                                                : plan.options.nprocs;
+      plan.placement.oversubscribed = oversubscribed(per_node, available_cpus().size());
+      if (plan.placement.oversubscribed && plan.options.verbose)
+        say(std::to_string(per_node) + " ranks and " + std::to_string(per_node) +
+            " tools on " + std::to_string(available_cpus().size()) +
+            " cores: tools share the ranks' cores, so nobody polls while waiting and blocking "
+            "calls yield the core (--app-yield auto)");
+    }
   }
   if (plan.launcher == LauncherKind::OpenMpi && !plan.placement.app_cores.empty()) {
     const int per_node = plan.options.ppn > 0 ? plan.options.ppn : plan.options.nprocs;

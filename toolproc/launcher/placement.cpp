@@ -153,7 +153,12 @@ PlacementResult resolve_placement(const std::string& spec, const std::string& co
   return r;
 }
 
+bool oversubscribed(int ranks_per_node, std::size_t cpus) {
+  return ranks_per_node > 0 && 2 * static_cast<std::size_t>(ranks_per_node) > cpus;
+}
+
 bool tools_share_app_cores(const Placement& placement) {
+  if (placement.oversubscribed) return true;
   for (int core : placement.tool_cores)
     if (std::find(placement.app_cores.begin(), placement.app_cores.end(), core) !=
         placement.app_cores.end())

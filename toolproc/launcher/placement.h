@@ -3,6 +3,7 @@
 // launcher options that bind them there.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,9 @@ struct Placement {
   std::string source;            // "none", or the file it came from
   std::vector<int> app_cores;    // empty: not bound
   std::vector<int> tool_cores;   // empty: not bound
+  // Nothing bound, and a node holds more ranks and tools than it has cores:
+  // the tools run on the ranks' cores all the same.
+  bool oversubscribed = false;
 };
 
 struct PlacementResult {
@@ -37,8 +41,13 @@ PlacementResult resolve_placement(const std::string& spec, const std::string& co
                                   const std::vector<int>& available);
 
 // True when some tool process may run on a core that an application rank is
-// bound to: then neither side should poll while it waits for the other.
+// bound to, or nothing is bound on a node with fewer cores than ranks and
+// tools: then neither side should poll while it waits for the other.
 bool tools_share_app_cores(const Placement& placement);
+
+// Whether `ranks_per_node` ranks and as many tools outnumber `cpus` cores
+// (0 ranks per node: not known, false).
+bool oversubscribed(int ranks_per_node, std::size_t cpus);
 
 // The options binding `nprocs` ranks to `cores` (local rank i to the i-th,
 // wrapping around) for the given launcher; empty when `cores` is. Open MPI
