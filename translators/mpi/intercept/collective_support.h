@@ -55,16 +55,17 @@ inline mpi::CollectiveEvent collective_event(MPI_Comm comm, int root, std::uint6
 template <class G, class F>
 int blocking_collective(mpi::Call call, MPI_Comm comm, int root, G&& nonblocking, F&& pmpi) {
   Runtime& rt = runtime();
-  if (!rt.active()) return pmpi();
-  const std::uint64_t ticket =
-      rt.push(call, collective_event(comm, root, 0), role_waits(call, comm, root));
   // On intercommunicators the blocking call is made all the same: through
   // their non-blocking forms, MPICH 4.0.2 gave integration.intercomm at 4
   // ranks wrong results (an MPI_Bcast that delivered nothing), not yet
   // understood.
   int inter = 0;
-  if (rt.yields()) PMPI_Comm_test_inter(comm, &inter);
-  const int rc = rt.yields() && !inter ? start_and_test(nonblocking) : pmpi();
+  if (rt.collectives_yield()) PMPI_Comm_test_inter(comm, &inter);
+  const bool yield = rt.collectives_yield() && !inter;
+  if (!rt.active()) return yield ? start_and_test(nonblocking) : pmpi();
+  const std::uint64_t ticket =
+      rt.push(call, collective_event(comm, root, 0), role_waits(call, comm, root));
+  const int rc = yield ? start_and_test(nonblocking) : pmpi();
   rt.wait(ticket);
   return rc;
 }

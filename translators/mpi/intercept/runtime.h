@@ -83,6 +83,11 @@ class Runtime {
     return active() && client_.yield_in_waits() &&
            persistent_collectives_.load(std::memory_order_relaxed) == 0;
   }
+  // Whether blocking collectives run as their non-blocking forms. MPI never
+  // matches a blocking collective with a non-blocking one, so every member
+  // must choose alike: by the run's mode alone, set at attach and kept if
+  // the tool fails later, never by this rank's own state.
+  bool collectives_yield() const { return client_.yield_in_waits(); }
 
   // The channel to the tool (intercept::ChannelClient): begin() reserves an
   // event (nullptr when inactive), commit() publishes it and returns the
