@@ -853,8 +853,9 @@ int launcher_main(int argc, char** argv, char** envp) {
     }
   }
   {
+    const std::vector<int> cpus = available_cpus();
     const PlacementResult placement =
-        resolve_placement(plan.options.placement, plan.paths.config_dir, available_cpus());
+        resolve_placement(plan.options.placement, plan.paths.config_dir, cpus);
     if (!placement.ok()) {
       say(placement.error);
       return kExitUsage;
@@ -868,10 +869,10 @@ int launcher_main(int argc, char** argv, char** envp) {
       const int per_node = plan.options.ppn > 0 ? plan.options.ppn
                            : plan.spans_nodes   ? 0
                                                 : plan.options.nprocs;
-      plan.placement.oversubscribed = oversubscribed(per_node, available_cpus().size());
+      plan.placement.oversubscribed = oversubscribed(per_node, cpus.size());
       if (plan.placement.oversubscribed && plan.options.verbose)
         say(std::to_string(per_node) + " ranks and " + std::to_string(per_node) +
-            " tools on " + std::to_string(available_cpus().size()) +
+            " tools on " + std::to_string(cpus.size()) +
             " cores: tools share the ranks' cores, so nobody polls while waiting and blocking "
             "calls yield the core (--app-yield auto)");
     }
