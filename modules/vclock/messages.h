@@ -40,6 +40,10 @@ enum class MsgType : std::uint8_t {
   // none left (DiffDecline).
   DiffOffer = 18,
   DiffDecline = 19,
+  // From a lock's deposition to a holder whose grant allowed a lease
+  // (Grant with kResourceLeasable): another acquisition waits, give the
+  // lock back once the application released it (no clock).
+  Recall = 20,
 };
 
 // Resource messages reuse P2PHeader: queue_a = resource id, seq = the

@@ -54,12 +54,35 @@ void VclockEngine::request_resources(std::uint64_t event_seq, std::size_t first)
   std::uint32_t requested = 0;
   for (std::size_t i = first; i < ops_.size(); ++i) {
     Op& op = ops_[i];
+    if (op.kind == OpKind::EndLeases) {
+      end_leases_of(op.lease_object);
+      continue;
+    }
     if (op.kind != OpKind::Acquire && op.kind != OpKind::Release) continue;
     const PeerQueue lock{op.peer, QueueId{op.queue.a, 0}};
     if (op.kind == OpKind::Acquire) {
+      if (op.flags & kResourceLeased) {
+        // Taken under a lease: nobody was asked, and the holding goes on.
+        Lease* l = find_live_lease(lock);
+        if (!l) host_.fatal("vclock: a lock taken under a lease this tool did not give");
+        op.value = l->number;
+        held_[lock] = op.value;
+        ++leased_acquisitions_;
+        continue;
+      }
       op.value = ++acquisitions_;
       OrderWait w{AckKey{lock, op.value}, event_seq};
       w.flags = op.flags & kOrderFlags;
+      if ((op.flags & kResourceLeasable) && host_.app_leases()) {
+        w.flags |= kResourceLeasable;
+        Lease l;
+        l.lock = lock;
+        l.number = op.value;
+        l.object = op.lease_object;
+        l.target = op.lease_target;
+        l.flags = op.flags & kResourceShared;
+        leases_.push_back(l);
+      }
       w.requested = requested == 0;
       if (w.requested) send_p2p(op.peer, MsgType::Acquire, w.flags, lock.queue, op.value, nullptr);
       order_waits_.push_back(w);
@@ -74,6 +97,7 @@ void VclockEngine::request_resources(std::uint64_t event_seq, std::size_t first)
     if (it != held_.end()) held_.erase(it);
     // A deposit holds nothing: its release only brings its clock.
     if (op.flags & kResourceDeposit) continue;
+    if (Lease* l = find_lease(lock, op.value); l && lease_release_read(op, *l)) continue;
     auto w = std::find_if(order_waits_.begin(), order_waits_.end(),
                           [&](const OrderWait& x) { return x.key == AckKey{lock, op.value}; });
     if (w != order_waits_.end()) {
@@ -92,6 +116,8 @@ void VclockEngine::on_grant(Rank src, const P2PHeader& h) {
                          [&](const OrderWait& w) { return w.key == key; });
   if (it == order_waits_.end()) host_.fatal("vclock: a grant for no acquisition");
   const std::uint64_t seq = it->event_seq;
+  if (Lease* l = find_lease(key.key, h.seq); l && l->phase == Lease::Phase::Requested)
+    lease_granted(*l, !it->release_read && (h.flags & kResourceLeasable));
   if (it->release_read)
     send_p2p(src, MsgType::Release, it->release_flags, key.key.queue, h.seq, nullptr);
   it = order_waits_.erase(it);
@@ -113,6 +139,11 @@ std::uint64_t VclockEngine::replies_allowed_through() const {
 }
 
 bool VclockEngine::exec_acquire(const Op& op) {
+  // Under a lease: every release before it was this process's own.
+  if (op.flags & kResourceLeased) {
+    peers_.push_back(op.peer);
+    return true;
+  }
   // The order grant comes first on the same pair; waiting for it too keeps
   // a reply from overtaking it whatever the transport.
   if (!gates_.empty() && gates_.front().event_seq <= programs_.front().event_seq) return false;
@@ -126,6 +157,12 @@ bool VclockEngine::exec_acquire(const Op& op) {
 }
 
 void VclockEngine::exec_release(const Op& op) {
+  if (Lease* l = find_lease(PeerQueue{op.peer, QueueId{op.queue.a, 0}}, op.value);
+      l && l->phase >= Lease::Phase::Published) {
+    lease_release_executed(*l);
+    peers_.push_back(op.peer);
+    return;
+  }
   send_p2p(op.peer, MsgType::ReleaseClock, op.flags & (kResourceShared | kResourceDeposit),
            QueueId{op.queue.a, 0}, op.value, clock_.view().data());
   peers_.push_back(op.peer);
@@ -155,14 +192,29 @@ void VclockEngine::on_acquire(Rank src, const P2PHeader& h) {
     grant(src, h.queue_a, h.seq, h.flags, l);
   } else {
     l.waiting.push_back(LockState::Request{src, h.seq, shared, h.flags});
+    recall_leases(h.queue_a, l);
   }
+}
+
+// Another acquisition waits: holders that kept the lock as a lease give it
+// back once their applications released it.
+void VclockEngine::recall_leases(std::uint64_t resource, LockState& l) {
+  for (const HoldingId& h : l.leased)
+    send_p2p(h.rank, MsgType::Recall, 0, QueueId{resource, 0}, h.number, nullptr);
+  l.leased.clear();
 }
 
 void VclockEngine::grant(Rank to, std::uint64_t resource, std::uint64_t number,
                          std::uint16_t flags, LockState& l) {
   const bool shared = (flags & kResourceShared) != 0;
   const HoldingId self_holding{to, number};
-  send_p2p(to, MsgType::Grant, flags & kOrderFlags, QueueId{resource, 0}, number, nullptr);
+  // A holder may keep the lock as a lease when it asked for one and nobody
+  // else waits; it is recalled as soon as somebody does.
+  const bool lease = (flags & kResourceLeasable) && l.waiting.empty() &&
+                     !(flags & (kResourceDeposit | kResourceFetch));
+  if (lease) l.leased.push_back(self_holding);
+  send_p2p(to, MsgType::Grant, (flags & kOrderFlags) | (lease ? kResourceLeasable : 0),
+           QueueId{resource, 0}, number, nullptr);
 
   // The releases this grant merges: what arrived of them, and what is to come.
   ClockValue* c = zeroed_clock();
@@ -236,7 +288,10 @@ void VclockEngine::on_release(Rank src, const P2PHeader& h) {
     if (!l.exclusive_held) host_.fatal("vclock: an exclusive release without a holder");
     l.exclusive_held = false;
   }
-  (void)src;
+  // A lease given back unasked (its object was freed).
+  if (auto it2 = std::find(l.leased.begin(), l.leased.end(), HoldingId{src, h.seq});
+      it2 != l.leased.end())
+    l.leased.erase(it2);
   grant_waiting(h.queue_a, l);
   maybe_free_lock(h.queue_a);
 }

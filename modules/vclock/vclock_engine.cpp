@@ -45,7 +45,8 @@ void VclockEngine::enqueue(const CallProgram& program, bool needs_reply) {
   bool resources = false, flags = false;
   for (const Op& op : program.ops()) {
     ops_.push_back(op);
-    resources |= op.kind == OpKind::Acquire || op.kind == OpKind::Release;
+    resources |= op.kind == OpKind::Acquire || op.kind == OpKind::Release ||
+                 op.kind == OpKind::EndLeases;
     flags |= op.kind == OpKind::FlagWrite || op.kind == OpKind::FlagValue ||
              op.kind == OpKind::FlagWait;
   }
@@ -148,6 +149,8 @@ bool VclockEngine::execute(const Op& op) {
     case OpKind::Retire:
       retire_resource(op.queue.a);
       return true;
+    case OpKind::EndLeases:
+      return true;  // done when it was queued
     case OpKind::FlagWrite:
       return exec_flag_write(op);
     case OpKind::FlagValue:
@@ -452,6 +455,9 @@ void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
       return;
     case MsgType::Release:
       on_release(src, h);
+      return;
+    case MsgType::Recall:
+      on_recall(src, h);
       return;
     case MsgType::Dependence: {
       if (src.value >= width_) host_.fatal("vclock: a message from a rank outside the job");

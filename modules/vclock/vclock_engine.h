@@ -68,6 +68,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   void add_observer(ClockedCallObserver* o) override { observers_.push_back(o); }
   ClockSpan clock() const override { return clock_.view(); }
   std::uint64_t clocked_calls() const override { return clocked_calls_; }
+  std::uint64_t leased_acquisitions() const override { return leased_acquisitions_; }
 
   // ExchangeControl
   void register_group(GroupId id, std::span<const Rank> members,
@@ -190,6 +191,32 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
       std::vector<HoldingId> needs;
     };
     std::vector<PendingGrant> grants;
+    // Holders that may keep the lock as a lease and were not recalled yet.
+    std::vector<HoldingId> leased;
+  };
+  // ---- leases (leases.cpp) ----
+  // A holding of a lock of this process that its application may keep
+  // after releasing it (vcx/channel/lease_table.h). It lives from the
+  // request until the deposition has the lock back and the engine ran every
+  // release made under it.
+  struct Lease {
+    enum class Phase : std::uint8_t {
+      Requested,  // asked for a leasable grant
+      Published,  // granted, in the application's table
+      Recalling,  // the application holds it and gives it back at its release
+      Ended,      // back at the deposition; its last release clock is to follow
+    };
+    PeerQueue lock{};
+    std::uint64_t number = 0;  // the holding at the deposition
+    std::uint64_t object = 0;  // the application's name of the lock
+    std::uint32_t target = 0;
+    std::uint16_t flags = 0;   // kResourceShared of the holding
+    Phase phase = Phase::Requested;
+    int slot = -1;
+    std::uint64_t releases_read = 0;
+    std::uint64_t releases_executed = 0;
+    std::uint64_t releases_total = 0;  // known once Ended
+    ClockValue* last_release = nullptr;  // the clock at the last release run
   };
   // A program whose acquisitions wait for their depositions' order grants;
   // no reply may overtake it.
@@ -241,6 +268,18 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   void retire_resource(std::uint64_t resource);
   void maybe_free_lock(std::uint64_t resource);
   void free_lock(LockState& l);
+  void recall_leases(std::uint64_t resource, LockState& l);
+  // Leases, the holder's side.
+  Lease* find_lease(const PeerQueue& lock, std::uint64_t number);
+  Lease* find_live_lease(const PeerQueue& lock);
+  void lease_granted(Lease& l, bool lease_allowed);
+  bool lease_release_read(const Op& op, Lease& l);
+  bool lease_release_executed(Lease& l);
+  void take_lease(Lease& l);
+  void end_lease(Lease& l, std::uint64_t releases_total);
+  void finish_lease(Lease& l);
+  void on_recall(Rank src, const P2PHeader& h);
+  void end_leases_of(std::uint64_t object);
   void grant(Rank to, std::uint64_t resource, std::uint64_t number, std::uint16_t flags,
              LockState& l);
   void finish_program(const QueuedProgram& p);
@@ -378,6 +417,10 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     std::uint16_t flags = 0;
   };
   std::vector<OrderWait> order_waits_;
+  // This process's leasable holdings (few: one per lock at most, and one
+  // more while a lease of it ends).
+  std::vector<Lease> leases_;
+  std::uint64_t leased_acquisitions_ = 0;
 
   // Peers that said their engines wait for their applications, and whether
   // this engine said so itself.

@@ -17,7 +17,11 @@
  *      the world ranks;
  *   6. MPI_PROC_NULL as the target of a lock, of every kind of data call
  *      and of an unlock: valid MPI that locks and touches nothing, so
- *      nothing is logged (none of it is clocked).
+ *      nothing is logged (none of it is clocked);
+ *   7. a lock nobody else wants, taken again and again (vcx keeps it as a
+ *      lease): each rank takes its right neighbour's lock exclusively,
+ *      then shared, then everybody takes rank 0's lock, which its left
+ *      neighbour may still hold as a lease.
  *
  * MPI_Win_lock may block until the lock is granted, so no epoch waits for
  * another rank's progress, and a process holding one lock waits for
@@ -201,6 +205,27 @@ int main(int argc, char **argv) {
     check_rc(MPI_Win_unlock(MPI_PROC_NULL, lr), "MPI_Win_unlock(PROC_NULL)");
   }
 
+  /* 7. Uncontended re-acquisitions, then a change of kind and contention. */
+  {
+    const int right = (me + 1) % n;
+    for (int i = 0; i < ROUNDS; ++i) {
+      lock(MPI_LOCK_EXCLUSIVE, right, lw, excl_w);
+      add(1, right, 40, lw);
+      gt_win_unlock(right, lw);
+    }
+    for (int i = 0; i < 2; ++i) {
+      lock(MPI_LOCK_SHARED, right, lw, excl_w);
+      add(1, right, 41, lw);
+      read_atomic(right, 40, lw);
+      gt_win_unlock(right, lw);
+    }
+    for (int i = 0; i < 2; ++i) {
+      lock(MPI_LOCK_EXCLUSIVE, 0, lw, excl_w);
+      add(1, 0, 42, lw);
+      gt_win_unlock(0, lw);
+    }
+  }
+
   /* Exclusive epochs per target of both windows, summed over the ranks. */
   long long mine[16], all[16];
   for (int t = 0; t < 8; ++t) {
@@ -248,6 +273,9 @@ int main(int argc, char **argv) {
   expect(a[17], me == 0 ? p2_shared : 0, "phase 2 shared adds");
   expect(a[20] + a[21], me == 0 ? 2 * n : 0, "phase 4 adds to rank 0");
   expect(a[22] + a[23], me == n - 1 ? 2 * n : 0, "phase 4 adds to the last rank");
+  expect(a[40], ROUNDS, "phase 7 exclusive adds by the left neighbour");
+  expect(a[41], 2, "phase 7 shared adds by the left neighbour");
+  expect(a[42], me == 0 ? 2 * n : 0, "phase 7 adds to rank 0");
   expect(r[30], rme == 0 ? n * (n + 1) : 0, "lr exclusive adds");
   expect(r[31], rme == n - 1 ? 2 * n : 0, "lr shared adds");
 

@@ -47,8 +47,12 @@ void check_fence(const CallProgram& p, GroupId win, std::uint64_t instance) {
   CHECK(p.clocked());
   // MPI_Win_free ends by retiring the window's locks deposited here.
   const bool free = p.call() == static_cast<std::uint16_t>(Call::Win_free);
-  REQUIRE(ops(p).size() == (free ? 3u : 2u));
-  if (free) CHECK(p.ops()[2].kind == OpKind::Retire);
+  REQUIRE(ops(p).size() == (free ? 4u : 2u));
+  if (free) {
+    CHECK(p.ops()[2].kind == OpKind::Retire);
+    // ... and ending this process's leases of the window's locks.
+    CHECK(p.ops()[3].kind == OpKind::EndLeases);
+  }
   CHECK(p.ops()[0].kind == OpKind::CollectiveContribute);
   CHECK(p.ops()[0].flags == kCollectiveBlocking);
   CHECK(p.ops()[1].kind == OpKind::CollectiveComplete);
@@ -350,7 +354,10 @@ TEST_CASE("mpi rma: lock and unlock acquire and release the lock at the target's
   const Op acq = only_op(lock);
   CHECK(acq.kind == OpKind::Acquire);
   CHECK(acq.peer == Rank{3});
-  CHECK(acq.flags == 0);
+  // Leasable, under the application's name of the lock.
+  CHECK(acq.flags == kResourceLeasable);
+  CHECK(acq.lease_object == 0x9001);
+  CHECK(acq.lease_target == 0);
   CHECK(acq.queue.b == 0);
   const CallProgram unlock = win_call(t1, Call::Win_unlock, 0x9001, 0);
   CHECK(unlock.clocked());
@@ -364,9 +371,10 @@ TEST_CASE("mpi rma: lock and unlock acquire and release the lock at the target's
   const Op s2 = only_op(win_call(t1, Call::Win_lock, 0x9001, 2, kLockShared));  // world 0
   const Op x3 = only_op(win_call(t1, Call::Win_lock, 0x9001, 3, kLockExclusive));  // world 2
   CHECK(s2.peer == Rank{0});
-  CHECK(s2.flags == kResourceShared);
+  CHECK(s2.flags == (kResourceShared | kResourceLeasable));
+  CHECK(s2.lease_target == 2);
   CHECK(x3.peer == Rank{2});
-  CHECK(x3.flags == 0);
+  CHECK(x3.flags == kResourceLeasable);
   const Op u3 = only_op(win_call(t1, Call::Win_unlock, 0x9001, 3));
   const Op u2 = only_op(win_call(t1, Call::Win_unlock, 0x9001, 2));
   CHECK(u3.flags == 0);
@@ -377,8 +385,19 @@ TEST_CASE("mpi rma: lock and unlock acquire and release the lock at the target's
   CHECK(u2.queue == s2.queue);
 
   // The same target again, the other way round.
-  CHECK(only_op(win_call(t1, Call::Win_lock, 0x9001, 2, kLockExclusive)).flags == 0);
+  CHECK(only_op(win_call(t1, Call::Win_lock, 0x9001, 2, kLockExclusive)).flags ==
+        kResourceLeasable);
   CHECK(only_op(win_call(t1, Call::Win_unlock, 0x9001, 2)).flags == 0);
+
+  // Taken and released under a lease, and a release that ends a recalled one.
+  const Op leased = only_op(win_call(t1, Call::Win_lock, 0x9001, 2, kLockShared | kLockLeased));
+  CHECK(leased.kind == OpKind::Acquire);
+  CHECK(leased.flags == (kResourceShared | kResourceLeased));
+  CHECK(only_op(win_call(t1, Call::Win_unlock, 0x9001, 2, kLockLeased)).flags ==
+        (kResourceShared | kResourceLeased));
+  only_op(win_call(t1, Call::Win_lock, 0x9001, 2, kLockShared | kLockLeased));
+  CHECK(only_op(win_call(t1, Call::Win_unlock, 0x9001, 2, kLockLeased | kLockLeaseEnded)).flags ==
+        (kResourceShared | kResourceLeased | kResourceLeaseEnd));
 
   // Every rank names the same lock for the same target ...
   const Op other = only_op(win_call(*tx[2], Call::Win_lock, 0x9002, 0, kLockShared));

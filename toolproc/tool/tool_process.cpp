@@ -650,6 +650,7 @@ void ToolProcess::write_stats() const {
                "{\"rank\":%u,\"events\":%llu,\"clocked_calls\":%llu,\"stall_ns\":%llu,"
                "\"backpressure_ns\":%llu,\"released_replies\":%llu,\"messages_sent\":%llu,"
                "\"bytes_sent\":%llu,\"shm_messages_sent\":%llu,\"wakeups_sent\":%llu,"
+               "\"leased_acquisitions\":%llu,"
                "\"transport\":\"%s\",\"channel\":\"%s\",\"max_rss_kb\":%ld,"
                "\"app\":\"%s\","
                "\"aborted\":%s,\"reason\":\"%s\"}\n",
@@ -662,6 +663,7 @@ void ToolProcess::write_stats() const {
                static_cast<unsigned long long>(transport_ ? transport_->stats().bytes_sent : 0),
                static_cast<unsigned long long>(transport_ ? transport_->stats().shm_messages_sent : 0),
                static_cast<unsigned long long>(transport_ ? transport_->stats().wakeups_sent : 0),
+               static_cast<unsigned long long>(engine_ ? engine_->leased_acquisitions() : 0),
                opts_.transport.c_str(), opts_.channel.c_str(), ru.ru_maxrss,
                app_state_name(app_state_), aborted_ ? "true" : "false",
                reason.c_str());

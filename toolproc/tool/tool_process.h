@@ -53,6 +53,11 @@ class ToolProcess final : public ToolHost {
   void reply(std::uint64_t event_seq) override;
   const char* call_name(std::uint8_t model, std::uint16_t call) const override;
   [[noreturn]] void fatal(const std::string& why) override;
+  // The block stays mapped until the tool ends, so recalls that come after
+  // the application finished still find the leases.
+  channel::LeaseTable* app_leases() override {
+    return block_.control ? &block_.control->leases : nullptr;
+  }
 
  private:
   AppListener::Decision admit_app(const channel::AttachHello& hello);

@@ -54,6 +54,8 @@ enum class OpKind : std::uint8_t {
   Release,             // hand the resource back, depositing the current clock
   Retire,              // a resource deposited here is never acquired again (queue):
                        // its state goes once its holders have released it
+  EndLeases,           // the application's object Op::lease_object is freed: every
+                       // lease of a lock on it ends (channel/lease_table.h)
   // Flags: synchronisation through memory (OpenSHMEM wait_until, test). A
   // write that may be a flag is registered at the tool of the PE whose
   // memory it writes before the write happens; a wait that returned there
@@ -76,6 +78,15 @@ enum ResourceFlags : std::uint16_t {
   // granted when no deposit is in progress, merges every deposit so far,
   // holds nothing (no release follows).
   kResourceFetch = 1u << 2,
+  // An acquisition the holder may keep as a lease after its release, under
+  // the application's key Op::lease_object/lease_target (lease_table.h).
+  kResourceLeasable = 1u << 3,
+  // The application took (Acquire) or released (Release) the lock under its
+  // lease, without asking the tool.
+  kResourceLeased = 1u << 4,
+  // With kResourceLeased on a Release: the tool had recalled the lease; it
+  // ends with this release.
+  kResourceLeaseEnd = 1u << 5,
 };
 
 // Op::flags of the flag ops: what a write does to the flag's value, how wide
@@ -124,6 +135,10 @@ struct Op {
   QueueId queue{};          // Signal, WaitAck; Acquire/Release: the resource id in .a
   std::uint64_t value = 0;  // Wait/Snapshot: receive token; WaitAck: send seq
   CollectiveRef collective{};
+  // Acquire with kResourceLeasable, EndLeases: the lock as the application
+  // names it in its lease table.
+  std::uint64_t lease_object = 0;
+  std::uint32_t lease_target = 0;
 };
 
 class CallProgram {

@@ -115,6 +115,8 @@ class ExchangeEngine {
   virtual void add_observer(ClockedCallObserver* o) = 0;
   virtual ClockSpan clock() const = 0;
   virtual std::uint64_t clocked_calls() const = 0;
+  // Lock acquisitions the application made under a lease, asking nobody.
+  virtual std::uint64_t leased_acquisitions() const { return 0; }
 };
 
 }  // namespace vcx

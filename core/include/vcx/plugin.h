@@ -12,7 +12,7 @@
 namespace vcx {
 
 // Bumped whenever a header seen by plugins changes incompatibly.
-inline constexpr std::uint32_t kPluginAbiVersion = 2;
+inline constexpr std::uint32_t kPluginAbiVersion = 3;
 inline constexpr const char* kPluginEntryPoint = "vcx_plugin_descriptor";
 
 class ExchangeEngine;
@@ -20,6 +20,9 @@ class Translator;
 class ClockedCallObserver;
 class PeerTransport;
 class ToolHost;
+namespace channel {
+struct LeaseTable;
+}
 
 enum class PluginKind : std::uint32_t {
   Engine = 1,      // the exchange (exactly one per tool process)
@@ -58,6 +61,10 @@ class ToolHost {
   virtual const char* call_name(std::uint8_t model, std::uint16_t call) const = 0;
   // Ends the whole tool job with a message; does not return.
   [[noreturn]] virtual void fatal(const std::string& why) = 0;
+  // The lock leases shared with the application (channel/lease_table.h), or
+  // nullptr where the channel has no shared memory: locks are then never
+  // leased.
+  virtual channel::LeaseTable* app_leases() { return nullptr; }
 };
 
 }  // namespace vcx

@@ -663,7 +663,8 @@ class ReferenceModel {
         release(s, r, op);
         return true;
       case OpKind::Retire:
-        return true;  // only frees the deposition's memory
+      case OpKind::EndLeases:
+        return true;  // only frees the deposition's memory / hands locks back
       case OpKind::FlagWrite:
       case OpKind::FlagValue:
       case OpKind::FlagWait:

@@ -468,7 +468,8 @@ struct WinCreateEvent {
 struct WinEvent {
   std::uint64_t win;
   std::int32_t rank;  // lock/unlock: the target's rank in the window's group
-  std::int32_t arg;   // lock: kLockExclusive/kLockShared (| kLockNoCheck);
+  std::int32_t arg;   // lock: kLockExclusive/kLockShared (| kLockNoCheck | kLockLeased);
+                      // unlock: 0 or kLockLeased (| kLockLeaseEnded);
                       // lock_all: 0 or kLockNoCheck; test: the flag
 };
 inline constexpr std::int32_t kLockExclusive = 1;
@@ -476,6 +477,13 @@ inline constexpr std::int32_t kLockShared = 2;
 // The lock call's assert had MPI_MODE_NOCHECK: MPI acquires no lock, so the
 // call takes no place in the lock's order (docs/clock-rules.md).
 inline constexpr std::int32_t kLockNoCheck = 4;
+inline constexpr std::int32_t kLockTypeMask = 3;
+// The application took the lock, or released it, under its lease, without
+// asking its tool (vcx/channel/lease_table.h).
+inline constexpr std::int32_t kLockLeased = 8;
+// With kLockLeased on an unlock: the tool had recalled the lease, which
+// ends with this unlock.
+inline constexpr std::int32_t kLockLeaseEnded = 16;
 
 // Post and start: `count` world ranks (the group) follow.
 struct WinGroupEvent {

@@ -100,6 +100,8 @@ class Runtime {
     return client_.begin_always_answered(Model::Mpi, static_cast<std::uint16_t>(call), payload);
   }
   std::uint64_t commit() { return client_.commit(); }
+  // Lock leases (vcx/channel/lease_table.h), or nullptr.
+  channel::LeaseTable* leases() const { return client_.leases(); }
   void wait(std::uint64_t ticket) { client_.wait(ticket); }
   void wait_always(std::uint64_t ticket) { client_.wait_always(ticket); }
   // The one request a runtime hands out for every non-blocking collective

@@ -6,10 +6,13 @@
 // the order in which MPI grants a lock cannot be seen from outside; the tool
 // decides it instead, and MPI_Win_lock calls MPI only once the tool granted
 // the lock. MPI_Win_unlock hands the lock back after MPI's unlock returned.
+// A lock nobody else asked for stays with this process as a lease: taking it
+// again asks nobody (vcx/channel/lease_table.h).
 #include <cstring>
 #include <vector>
 
 #include "runtime.h"
+#include "vcx/channel/lease_table.h"
 
 using namespace vcx::mpi_intercept;
 using vcx::mpi::Call;
@@ -21,6 +24,9 @@ void report_window(Call call, MPI_Comm comm, MPI_Win win) {
   Runtime& rt = runtime();
   if (rt.active()) rt.push(call, vcx::mpi::WinCreateEvent{comm_handle(comm), window_handle(win)}, false);
 }
+
+// What a lease allows, as the tool publishes it: 1 for a shared lock.
+std::uint32_t lease_kind(int lock_type) { return lock_type == MPI_LOCK_SHARED ? 1 : 0; }
 
 std::uint64_t push_win(Call call, MPI_Win win, int rank, int arg, bool waits) {
   vcx::mpi::WinEvent ev{};
@@ -139,6 +145,9 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
 
 int MPI_Win_free(MPI_Win* win) {
   Runtime& rt = runtime();
+  // A later window may get the same handle: its locks are not these.
+  if (vcx::channel::LeaseTable* leases = rt.leases())
+    vcx::channel::lease_drop(*leases, window_handle(*win));
   const std::uint64_t ticket = rt.active() ? push_win(Call::Win_free, *win, 0, 0, true) : 0;
   const int rc = PMPI_Win_free(win);
   rt.wait(ticket);
@@ -207,9 +216,15 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
     ev.win = window_handle(win);
     ev.rank = rank;
     ev.arg = lock_type == MPI_LOCK_SHARED ? vcx::mpi::kLockShared : vcx::mpi::kLockExclusive;
+    vcx::channel::LeaseTable* leases = rt.leases();
     if (assert & MPI_MODE_NOCHECK) {
       ev.arg |= vcx::mpi::kLockNoCheck;
       rt.push(Call::Win_lock, ev, false);
+    } else if (leases && vcx::channel::lease_acquire(*leases, ev.win,
+                                                     static_cast<std::uint32_t>(rank),
+                                                     lease_kind(lock_type)) >= 0) {
+      ev.arg |= vcx::mpi::kLockLeased;
+      rt.wait(rt.push(Call::Win_lock, ev, true));
     } else if (void* p = rt.begin_always_answered(Call::Win_lock, sizeof ev)) {
       std::memcpy(p, &ev, sizeof ev);
       rt.wait_always(rt.commit());
@@ -220,8 +235,19 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
 
 int MPI_Win_unlock(int rank, MPI_Win win) {
   const int rc = PMPI_Win_unlock(rank, win);
-  if (rc == MPI_SUCCESS && rank != MPI_PROC_NULL && runtime().active())
-    push_win(Call::Win_unlock, win, rank, 0, false);
+  Runtime& rt = runtime();
+  if (rc != MPI_SUCCESS || rank == MPI_PROC_NULL || !rt.active()) return rc;
+  int arg = 0;
+  // Released under a lease: it goes on, unless the tool recalled it.
+  vcx::channel::LeaseTable* leases = rt.leases();
+  if (const int slot = leases ? vcx::channel::lease_held(*leases, window_handle(win),
+                                                         static_cast<std::uint32_t>(rank))
+                              : -1;
+      slot >= 0) {
+    arg = vcx::mpi::kLockLeased;
+    if (!vcx::channel::lease_release(*leases, slot)) arg |= vcx::mpi::kLockLeaseEnded;
+  }
+  push_win(Call::Win_unlock, win, rank, arg, false);
   return rc;
 }
 

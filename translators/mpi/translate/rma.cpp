@@ -84,18 +84,22 @@ void MpiTranslator::on_win_group(Family f, const std::uint8_t* payload, std::siz
 
 void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, CallProgram& out) {
   WinData& w = win(e.win);
-  auto acquire = [&](Rank target, bool shared) {
+  auto acquire = [&](Rank target, bool shared, std::uint16_t lease_flags) {
     Op op;
     op.kind = OpKind::Acquire;
-    op.flags = shared ? kResourceShared : 0;
+    op.flags = static_cast<std::uint16_t>((shared ? kResourceShared : 0) | lease_flags);
     op.peer = target;
     op.queue = QueueId{lock_id(w.id, target), 0};
+    // The application names a lock it may lease by window handle and
+    // target rank in the window.
+    op.lease_object = e.win;
+    op.lease_target = static_cast<std::uint32_t>(e.rank);
     out.push(op);
   };
-  auto release = [&](Rank target, bool shared) {
+  auto release = [&](Rank target, bool shared, std::uint16_t lease_flags) {
     Op op;
     op.kind = OpKind::Release;
-    op.flags = shared ? kResourceShared : 0;
+    op.flags = static_cast<std::uint16_t>((shared ? kResourceShared : 0) | lease_flags);
     op.peer = target;
     op.queue = QueueId{lock_id(w.id, target), 0};
     out.push(op);
@@ -113,10 +117,15 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
       op.flags = 0;
       out.push(op);
       if (f == Family::WinFree) {
-        // No lock on this window is acquired again: its state here can go.
+        // No lock on this window is acquired again: its state here can go,
+        // and so can this process's leases of its locks.
         op.kind = OpKind::Retire;
         op.queue = QueueId{lock_id(w.id, self_), 0};
         out.push(op);
+        Op end;
+        end.kind = OpKind::EndLeases;
+        end.lease_object = e.win;
+        out.push(end);
         windows_.erase(e.win);
       }
       return;
@@ -161,9 +170,12 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
         w.held_nocheck.insert(target.value);
         return;
       }
-      const bool shared = e.arg == kLockShared;
+      const bool shared = (e.arg & kLockTypeMask) == kLockShared;
       out.mark_clocked();
-      acquire(target, shared);
+      // A single lock may be kept as a lease; one taken under the lease
+      // asked nobody.
+      acquire(target, shared,
+              static_cast<std::uint16_t>((e.arg & kLockLeased) ? kResourceLeased : kResourceLeasable));
       w.held[target.value] = shared;
       return;
     }
@@ -173,7 +185,10 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
       auto it = w.held.find(target.value);
       if (it == w.held.end()) host_.fatal("mpi: MPI_Win_unlock without MPI_Win_lock");
       out.mark_clocked();
-      release(target, it->second);
+      std::uint16_t lease_flags = 0;
+      if (e.arg & kLockLeased) lease_flags |= kResourceLeased;
+      if (e.arg & kLockLeaseEnded) lease_flags |= kResourceLeaseEnd;
+      release(target, it->second, lease_flags);
       w.held.erase(it);
       return;
     }
@@ -183,7 +198,7 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
         return;
       }
       out.mark_clocked();
-      for (const Rank t : w.members) acquire(t, true);
+      for (const Rank t : w.members) acquire(t, true, 0);
       return;
     case Family::WinUnlockAll:
       if (w.all_nocheck) {
@@ -191,7 +206,7 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
         return;
       }
       out.mark_clocked();
-      for (const Rank t : w.members) release(t, true);
+      for (const Rank t : w.members) release(t, true, 0);
       return;
     default:
       host_.fatal("mpi: unexpected window event");

@@ -33,6 +33,8 @@ class Producer {
     return tcp_ ? tcp_->wait_reply(seq) : ring_.wait_reply(seq);
   }
   std::uint64_t last_seq() const noexcept { return tcp_ ? tcp_->last_seq() : ring_.last_seq(); }
+  // The shared block, or nullptr over TCP.
+  ChannelControl* shared() const noexcept { return tcp_ ? nullptr : ring_.control(); }
   // Time the application spent waiting for replies and for room.
   std::uint64_t stall_ns() const noexcept;
   std::uint64_t backpressure_ns() const noexcept;

@@ -1,5 +1,6 @@
 // The shared-memory block between application rank i and tool rank i: an
-// event ring (application → tool) and a reply word (tool → application).
+// event ring (application → tool), a reply word (tool → application) and
+// the table of lock leases (both ways).
 //
 // Single producer (the application, serialised by the interceptor), single
 // consumer (the tool's event loop). The push fast path is a copy and one
@@ -12,11 +13,12 @@
 #include <type_traits>
 
 #include "vcx/channel/event_record.h"
+#include "vcx/channel/lease_table.h"
 
 namespace vcx::channel {
 
 inline constexpr std::uint64_t kChannelMagic = 0x3130'4e4e'4843'5856ULL;  // "VXCHNN01"
-inline constexpr std::uint32_t kChannelLayoutVersion = 1;
+inline constexpr std::uint32_t kChannelLayoutVersion = 2;
 inline constexpr std::size_t kCacheLine = 64;
 
 struct alignas(kCacheLine) ChannelControl {
@@ -44,6 +46,9 @@ struct alignas(kCacheLine) ChannelControl {
   // Diagnostics the tool may read at any time.
   alignas(kCacheLine) std::atomic<std::uint64_t> stall_ns;  // app time spent waiting
   std::atomic<std::uint64_t> backpressure_ns;               // app time waiting for space
+
+  // Locks the application may take again without asking (lease_table.h).
+  alignas(kCacheLine) LeaseTable leases;
 };
 
 enum ChannelModeFlags : std::uint32_t {
@@ -60,7 +65,8 @@ enum class ToolState : std::uint32_t {
 };
 
 static_assert(std::is_standard_layout_v<ChannelControl>);
-static_assert(sizeof(ChannelControl) == 5 * kCacheLine);
+static_assert(sizeof(ChannelControl) == 5 * kCacheLine + sizeof(LeaseTable));
+static_assert(offsetof(ChannelControl, leases) == 5 * kCacheLine);
 static_assert(offsetof(ChannelControl, head) == kCacheLine);
 static_assert(offsetof(ChannelControl, tail) == 2 * kCacheLine);
 static_assert(offsetof(ChannelControl, replied_seq) == 3 * kCacheLine);

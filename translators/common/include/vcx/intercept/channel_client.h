@@ -74,6 +74,12 @@ class ChannelClient {
   // The channel's modes, as the tool set them (channel::ChannelModeFlags).
   std::uint32_t mode_flags() const { return active_ ? attachment_.mode_flags : 0; }
   bool serialised() const { return serialise_; }
+  // The lock leases the tool shares with this process, or nullptr (no
+  // shared memory, or not attached).
+  channel::LeaseTable* leases() const {
+    channel::ChannelControl* c = active_ ? producer_.shared() : nullptr;
+    return c ? &c->leases : nullptr;
+  }
   int world_rank() const { return world_rank_; }
 
   // Reserves an event of `payload` bytes; nullptr when inactive (or the tool

@@ -1,0 +1,139 @@
+// Leases, the holder's side (vcx/channel/lease_table.h).
+//
+// A grant that allows a lease (nobody else waited for the lock) need not end
+// at the application's release: the engine publishes the holding in the
+// application's lease table before the application learns of the grant,
+// the release leaves the lease idle instead of handing the lock back, and
+// the application's next acquisition of the same lock takes it without
+// asking.
+// To the deposition the lease is one holding that lasts until it is recalled;
+// its release clock is the clock at the last release made under it, which
+// holds every earlier one, so every later holder merges what the rules say.
+// An acquisition under the lease merges nothing: every release of the lock
+// since the grant was this process's own.
+//
+// The order of holdings stays the deposition's: the lock goes back (Release)
+// only once the application's last release under the lease has returned --
+// when the tool takes an idle lease back, or when the application ends a
+// recalled one at its release.
+#include <algorithm>
+
+#include "vcx/channel/lease_table.h"
+#include "vclock_engine.h"
+
+namespace vcx::vclock {
+
+VclockEngine::Lease* VclockEngine::find_lease(const PeerQueue& lock, std::uint64_t number) {
+  for (Lease& l : leases_)
+    if (l.lock == lock && l.number == number) return &l;
+  return nullptr;
+}
+
+// The lease the application may be taking the lock under: the newest
+// published one (an older one of the same lock may still wait for its last
+// releases to run, but the application is past it).
+VclockEngine::Lease* VclockEngine::find_live_lease(const PeerQueue& lock) {
+  for (auto it = leases_.rbegin(); it != leases_.rend(); ++it)
+    if (it->lock == lock && it->phase >= Lease::Phase::Published) return &*it;
+  return nullptr;
+}
+
+// The deposition granted the holding: with a lease, if it allowed one and
+// the table has room. Published before the application learns of the grant.
+void VclockEngine::lease_granted(Lease& l, bool lease_allowed) {
+  channel::LeaseTable* table = host_.app_leases();
+  const int slot = lease_allowed && table ? channel::lease_publish(*table, l.object, l.target, l.flags)
+                                          : -1;
+  if (slot < 0) {
+    finish_lease(l);
+    return;
+  }
+  l.slot = slot;
+  l.phase = Lease::Phase::Published;
+}
+
+// A release read from the application; true when it hands nothing back.
+bool VclockEngine::lease_release_read(const Op& op, Lease& l) {
+  switch (l.phase) {
+    case Lease::Phase::Requested:
+      // Released before the grant came (a program fed to the engine at
+      // once): no lease.
+      finish_lease(l);
+      return false;
+    case Lease::Phase::Published:
+    case Lease::Phase::Recalling:
+      ++l.releases_read;
+      if (op.flags & kResourceLeaseEnd) end_lease(l, l.releases_read);
+      return true;
+    case Lease::Phase::Ended:
+      // Released before the tool took the lease back: counted in its uses.
+      ++l.releases_read;
+      return true;
+  }
+  return true;
+}
+
+// A release under the lease ran; true when the lease is over.
+bool VclockEngine::lease_release_executed(Lease& l) {
+  ++l.releases_executed;
+  if (l.phase == Lease::Phase::Ended && l.releases_executed == l.releases_total) {
+    send_p2p(l.lock.peer, MsgType::ReleaseClock, l.flags, l.lock.queue, l.number,
+             clock_.view().data());
+    finish_lease(l);
+    return true;
+  }
+  if (!l.last_release) l.last_release = pool_.acquire();
+  std::copy_n(clock_.view().data(), width_, l.last_release);
+  return false;
+}
+
+void VclockEngine::take_lease(Lease& l) {
+  std::uint64_t uses = 0;
+  if (channel::lease_take(*host_.app_leases(), l.slot, &uses) == channel::LeaseTake::Recalling) {
+    l.phase = Lease::Phase::Recalling;
+    return;
+  }
+  // The first holding and one per acquisition under the lease.
+  end_lease(l, uses + 1);
+}
+
+// The application is done with the lease after `releases_total` releases:
+// the lock goes back now, its clock once the last of them ran.
+void VclockEngine::end_lease(Lease& l, std::uint64_t releases_total) {
+  l.phase = Lease::Phase::Ended;
+  l.releases_total = releases_total;
+  send_p2p(l.lock.peer, MsgType::Release, l.flags, l.lock.queue, l.number, nullptr);
+  if (l.releases_executed == releases_total) {
+    send_p2p(l.lock.peer, MsgType::ReleaseClock, l.flags, l.lock.queue, l.number, l.last_release);
+    finish_lease(l);
+  }
+}
+
+void VclockEngine::finish_lease(Lease& l) {
+  if (l.slot >= 0) channel::lease_free(*host_.app_leases(), l.slot);
+  pool_.release(l.last_release);
+  const auto i = static_cast<std::size_t>(&l - leases_.data());
+  leases_.erase(leases_.begin() + static_cast<std::ptrdiff_t>(i));
+}
+
+void VclockEngine::on_recall(Rank src, const P2PHeader& h) {
+  Lease* l = find_lease(PeerQueue{src, QueueId{h.queue_a, 0}}, h.seq);
+  // Handed back already, or never published (a grant comes before its recall).
+  if (l && l->phase == Lease::Phase::Published) take_lease(*l);
+}
+
+// The application frees the object (it gave up its idle leases of it first).
+void VclockEngine::end_leases_of(std::uint64_t object) {
+  for (std::size_t i = 0; i < leases_.size();) {
+    Lease& l = leases_[i];
+    if (l.object != object) {
+      ++i;
+      continue;
+    }
+    const std::size_t before = leases_.size();
+    if (l.phase == Lease::Phase::Published) take_lease(l);
+    if (leases_.size() == before) ++i;
+  }
+}
+
+}  // namespace vcx::vclock
