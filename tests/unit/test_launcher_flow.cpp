@@ -225,7 +225,10 @@ TEST_CASE("launcher flow: a program that does not exist", "[launcher][flow]") {
 TEST_CASE("launcher flow: bad command lines", "[launcher][flow]") {
   Fixture f;
   for (const auto& args : std::vector<std::vector<std::string>>{
-           {"--bogus", "-n", "2", "true"}, {"true"}, {"-n", "0", "true"}, {"-n", "2"}}) {
+           {"--bogus", "-n", "2", "true"},
+           {"-n", "2", "--modules", "nosuch", "true"},
+           {"-n", "0", "true"},
+           {"-n", "2"}}) {
     const Result r = f.run(args);
     INFO(r.err);
     CHECK(r.status.code == 64);
@@ -238,8 +241,15 @@ TEST_CASE("launcher flow: bad command lines", "[launcher][flow]") {
 
   const Result help = f.run({"--help"});
   CHECK(help.status.code == 0);
-  CHECK(contains(help.out, "Usage: vcx-run -n N"));
+  CHECK(contains(help.out, "Usage: vcx-run [-n N]"));
+  // The modules in the plugin directory, whatever they are.
+  CHECK(contains(help.out, "installed for --modules: race, trace"));
   CHECK(help.err.empty());
+
+  const Result version = f.run({"--version"});
+  CHECK(version.status.code == 0);
+  CHECK(contains(version.out, "vcx-run (vcx) "));
+  CHECK(version.err.empty());
 }
 
 TEST_CASE("launcher flow: a missing vcx file is named", "[launcher][flow]") {

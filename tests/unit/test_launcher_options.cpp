@@ -85,10 +85,30 @@ TEST_CASE("launcher options: help wins over everything else", "[launcher]") {
   auto r = parse({"-n", "2", "app", "--help"});
   CHECK_FALSE(r.options.help);
   CHECK(r.ok());
-  const std::string text = usage_text();
+  const std::string text = usage_text({"trace", "extra"});
   for (const char* word : {"--trace", "--no-stall", "--modules", "--keep-session", "--verbose",
-                           "-n", "64", "70", "127", "128+S", "VCX_START_TIMEOUT"})
+                           "-n", "64", "70", "127", "128+S", "VCX_START_TIMEOUT", "--version"})
     CHECK(text.find(word) != std::string::npos);
+  // The help names the modules installed, and no other.
+  CHECK(text.find("installed for --modules: trace, extra") != std::string::npos);
+  CHECK(text.find(" race") == std::string::npos);
+  CHECK(text.find("matches") == std::string::npos);
+  CHECK(usage_text({}).find("installed for --modules: none") != std::string::npos);
+}
+
+TEST_CASE("launcher options: --version, and one rank unless -n says otherwise", "[launcher]") {
+  CHECK(parse({"--version"}).options.version);
+  CHECK(parse({"-n", "2", "--version"}).options.version);
+  CHECK_FALSE(parse({"-n", "2", "app", "--version"}).options.version);  // the program's
+  auto r = parse({"app", "x"});
+  REQUIRE(r.ok());
+  CHECK(r.options.nprocs == 1);
+  CHECK(r.options.program == "app");
+  // As with mpiexec, what follows the program is the program's.
+  auto late = parse({"app", "-n", "2"});
+  REQUIRE(late.ok());
+  CHECK(late.options.nprocs == 1);
+  CHECK(late.options.program_args == std::vector<std::string>{"-n", "2"});
 }
 
 TEST_CASE("launcher options: usage errors are one line", "[launcher]") {
@@ -97,9 +117,7 @@ TEST_CASE("launcher options: usage errors are one line", "[launcher]") {
     const char* expected;
   };
   const std::vector<Case> cases{
-      {{}, "number of ranks is missing"},
-      {{"app"}, "number of ranks is missing"},
-      {{"app", "-n", "2"}, "options go before the program"},
+      {{}, "no program given"},
       {{"-n", "2"}, "no program given"},
       {{"-n", "0", "app"}, "positive whole number"},
       {{"-n", "-1", "app"}, ""},

@@ -215,6 +215,21 @@ TEST_CASE("launcher session: the trace directory", "[launcher]") {
   CHECK_THROWS(prepare_output_dir(f + "/sub"));
 }
 
+TEST_CASE("launcher session: an earlier trace's rank files are removed, nothing else",
+          "[launcher]") {
+  TempDir t;
+  const std::string dir = prepare_output_dir(t.path + "/trace");
+  for (const char* name : {"rank-0.vcxt", "rank-12.vcxt", "rank-x.vcxt", "rank-.vcxt",
+                           "rank-1.vcxt.bak", "notes.txt"})
+    std::ofstream(dir + "/" + name) << "x";
+  CHECK(remove_trace_files(dir) == 2);
+  CHECK_FALSE(fs::exists(dir + "/rank-0.vcxt"));
+  CHECK_FALSE(fs::exists(dir + "/rank-12.vcxt"));
+  for (const char* name : {"rank-x.vcxt", "rank-.vcxt", "rank-1.vcxt.bak", "notes.txt"})
+    CHECK(fs::exists(dir + "/" + name));
+  CHECK(remove_trace_files(dir) == 0);
+}
+
 TEST_CASE("launcher commands: the two jobs", "[launcher]") {
   Plan plan;
   plan.options.nprocs = 3;

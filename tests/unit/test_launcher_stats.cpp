@@ -141,6 +141,11 @@ TEST_CASE("launcher stats: summary of a clean run", "[launcher]") {
         std::vector<std::string>{"4 ranks, 400 events, 40 clocked calls, stall 1.2 ms total",
                                  "stall per rank: 0: 0.3 ms, 1: 0.3 ms, 2: 0.3 ms, 3: 0.3 ms; "
                                  "tool memory 8.0 MiB at most (rank 3), 20 MiB in all"});
+  // One of each, in the singular.
+  StatsReport one;
+  one.ranks.push_back({0, 1, 1, 0, 0, "finalized", 1024u, false, ""});
+  CHECK(summary_lines(one, 1, std::nullopt)[0] ==
+        "1 rank, 1 event, 1 clocked call, stall 0.0 ms total");
   // Beyond 8 ranks, the spread.
   StatsReport many;
   for (int r = 0; r < 9; ++r)
@@ -188,6 +193,16 @@ TEST_CASE("launcher stats: how ranks ended", "[launcher]") {
   REQUIRE(lines.size() == 6);
   CHECK(lines[1] == "application ranks 1, 3 were killed by signal 11 (SIGSEGV)");
   CHECK(lines[2] == "application rank 2 exited with status 3 without calling MPI_Finalize");
+  // exit() with a whole MPI error code (MPICH's fatal errors): the status
+  // the shell sees, and what was passed.
+  {
+    TempDir t2;
+    t2.file("ending-0", "exit 135879439\n");
+    const auto l2 = summary_lines(read_stats(t2.path), 1, std::nullopt);
+    CHECK(std::find(l2.begin(), l2.end(),
+                    "application rank 0 exited with status 15 (exit(135879439)) without calling "
+                    "MPI_Finalize") != l2.end());
+  }
   // Rank 0 said nothing: mpiexec took it down.
   CHECK(lines[3] ==
         "application rank 0 ended without notice (mpiexec kills the other ranks when one fails)");

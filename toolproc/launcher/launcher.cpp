@@ -703,23 +703,33 @@ namespace {
 // The tools load modules by name from the plugin directory; a name without
 // a file there is a usage error, said once here rather than by every tool.
 // vclock is the exchange engine, a plugin of another kind.
+constexpr const char* kModulePrefix = "vcx-module-";
+constexpr const char* kModuleSuffix = ".so";
+
+// The modules in the plugin directory, by name, sorted.
+std::vector<std::string> installed_modules(const std::string& plugin_dir) {
+  const std::string prefix = kModulePrefix, suffix = kModuleSuffix;
+  std::vector<std::string> available;
+  if (DIR* d = ::opendir(plugin_dir.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      const std::string f = e->d_name;
+      if (f.size() > prefix.size() + suffix.size() && f.rfind(prefix, 0) == 0 &&
+          f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0)
+        available.push_back(f.substr(prefix.size(), f.size() - prefix.size() - suffix.size()));
+    }
+    ::closedir(d);
+  }
+  std::sort(available.begin(), available.end());
+  return available;
+}
+
 std::optional<std::string> check_modules(const LaunchOptions& options,
                                          const std::string& plugin_dir) {
-  const std::string prefix = "vcx-module-", suffix = ".so";
+  const std::string prefix = kModulePrefix, suffix = kModuleSuffix;
   for (const auto& name : module_list(options)) {
     if (name == "vclock" || ::access((plugin_dir + "/" + prefix + name + suffix).c_str(), R_OK) == 0)
       continue;
-    std::vector<std::string> available;
-    if (DIR* d = ::opendir(plugin_dir.c_str())) {
-      while (const dirent* e = ::readdir(d)) {
-        const std::string f = e->d_name;
-        if (f.size() > prefix.size() + suffix.size() && f.rfind(prefix, 0) == 0 &&
-            f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0)
-          available.push_back(f.substr(prefix.size(), f.size() - prefix.size() - suffix.size()));
-      }
-      ::closedir(d);
-    }
-    std::sort(available.begin(), available.end());
+    const std::vector<std::string> available = installed_modules(plugin_dir);
     return "--modules: there is no module '" + name + "' (no " + plugin_dir + "/" + prefix +
            name + suffix + "); available: " + (available.empty() ? "none" : join(available, ", "));
   }
@@ -733,8 +743,15 @@ int launcher_main(int argc, char** argv, char** envp) {
   const std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
 
   const ParseResult parsed = parse_command_line(args, env);
+  if (parsed.options.version) {
+    write_line(STDOUT_FILENO, std::string("vcx-run (vcx) ") + VCX_VERSION);
+    return 0;
+  }
   if (parsed.options.help) {
-    std::string text = usage_text();
+    const std::string bindir = self_bindir();
+    std::string text =
+        usage_text(bindir.empty() ? std::vector<std::string>{}
+                                  : installed_modules(install_paths(bindir, env).plugin_dir));
     if (!text.empty() && text.back() == '\n') text.pop_back();
     write_line(STDOUT_FILENO, text);
     return 0;
@@ -904,6 +921,9 @@ int launcher_main(int argc, char** argv, char** envp) {
   if (plan.options.trace_dir) {
     try {
       plan.trace_dir = prepare_output_dir(*plan.options.trace_dir);
+      if (const std::size_t n = remove_trace_files(*plan.trace_dir); n > 0)
+        say("--trace " + *plan.options.trace_dir + ": replacing the trace of an earlier run (" +
+            std::to_string(n) + (n == 1 ? " rank file)" : " rank files)"));
     } catch (const std::exception& e) {
       say(std::string("--trace: ") + e.what());
       return kExitUsage;

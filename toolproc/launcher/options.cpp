@@ -23,7 +23,7 @@ po::options_description settings_table() {
   // clang-format off
   d.add_options()
     ("np,n", po::value<std::string>()->value_name("N"),
-     "number of application ranks (required; -np N works too); the tool job gets as many")
+     "number of application ranks (default 1; -np N works too); the tool job gets as many")
     ("hostfile,f", po::value<std::string>()->value_name("FILE"),
      "hosts to run on (MPICH hydra format), for both jobs: tool rank i runs on the host of "
      "application rank i")
@@ -50,7 +50,8 @@ po::options_description settings_table() {
      "tool before it happens, so that waits merge it; off skips that (each such write then "
      "costs no round trip, and only annotations order flag waits)")
     ("modules", po::value<std::vector<std::string>>()->composing()->value_name("a,b"),
-     "further tool modules to load, comma-separated (e.g. race,matches); may be repeated")
+     "further tool modules to load, comma-separated; may be repeated (the installed ones "
+     "are listed below)")
     ("on-tool-failure", po::value<std::string>()->value_name("abort|continue"),
      "when a tool process fails: abort the application (default) or let it run on unanalysed")
     ("tool-spin-ns", po::value<std::string>()->value_name("NS"),
@@ -83,6 +84,7 @@ po::options_description option_table() {
     ("config", po::value<std::string>()->value_name("FILE"),
      "read settings from FILE (keys as the long options; see config/template.ini)")
     ("dry-run", po::bool_switch(), "print the two commands vcx-run would start, and exit")
+    ("version", "print vcx's version and exit")
     ("help,h", "print this help and exit");
   // clang-format on
   return d;
@@ -113,6 +115,7 @@ struct Split {
   std::vector<std::string> own;
   std::size_t program_index;
   bool help = false;
+  bool version = false;
 };
 
 Split split_arguments(const po::options_description& table, const std::vector<std::string>& args) {
@@ -129,6 +132,7 @@ Split split_arguments(const po::options_description& table, const std::vector<st
     if (a == "-np" || a.rfind("-np=", 0) == 0 || a == "-ppn" || a.rfind("-ppn=", 0) == 0)
       a = "-" + a;
     if (a == "--help" || a == "-h") s.help = true;
+    if (a == "--version") s.version = true;
     s.own.push_back(a);
     bool value_follows = false;
     if (a.rfind("--", 0) == 0) {
@@ -162,7 +166,7 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-const char* const kSynopsis = "vcx-run -n N [options] [--] PROGRAM [ARGS...]";
+const char* const kSynopsis = "vcx-run [-n N] [options] [--] PROGRAM [ARGS...]";
 
 }  // namespace
 
@@ -271,6 +275,10 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
     o.help = true;
     return r;
   }
+  if (split.version) {
+    o.version = true;
+    return r;
+  }
 
   po::variables_map vm;
   try {
@@ -333,17 +341,10 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
   o.verbose = vm["verbose"].as<bool>();
   o.dry_run = vm.count("dry-run") && vm["dry-run"].as<bool>();
 
-  if (!vm.count("np")) {
-    const bool misplaced =
-        std::any_of(o.program_args.begin(), o.program_args.end(),
-                    [](const std::string& a) { return a == "-n" || a == "-np"; });
-    r.error = std::string("the number of ranks is missing: ") + kSynopsis +
-              (misplaced ? " (vcx-run's options go before the program name)" : "");
-    return r;
-  }
-  if (std::string err = whole_number("-n", vm["np"].as<std::string>(), kMaxProcs, &o.nprocs);
-      !err.empty()) {
-    r.error = "-n needs a positive whole number of ranks, not '" + vm["np"].as<std::string>() + "'";
+  // As with mpiexec, one rank unless told otherwise.
+  const std::string np = vm.count("np") ? vm["np"].as<std::string>() : "1";
+  if (std::string err = whole_number("-n", np, kMaxProcs, &o.nprocs); !err.empty()) {
+    r.error = "-n needs a positive whole number of ranks, not '" + np + "'";
     return r;
   }
   if (vm.count("ppn")) {
@@ -450,7 +451,7 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
   return r;
 }
 
-std::string usage_text() {
+std::string usage_text(const std::vector<std::string>& installed_modules) {
   std::ostringstream out;
   out << "Usage: " << kSynopsis << "\n\n"
       << "Runs the MPI program PROGRAM with N ranks under MPICH's mpiexec, unchanged, while one\n"
@@ -458,6 +459,14 @@ std::string usage_text() {
          "vector clocks. Everything from PROGRAM on belongs to the program; use -- when its\n"
          "name starts with '-'.\n\n"
       << option_table() << "\n"
+      << "Modules:\n"
+      << "  vclock (the exchange, always loaded); installed for --modules: "
+      << (installed_modules.empty() ? std::string("none") : [&] {
+           std::string list;
+           for (const auto& m : installed_modules) list += (list.empty() ? "" : ", ") + m;
+           return list;
+         }())
+      << "\n  (trace is also loaded by --trace DIR)\n\n"
       << "Placement:\n"
          "  With 'split' each node's cores are divided: application ranks run on the first\n"
          "  half, their tools on the second, so tools never take a core from the application.\n"
@@ -470,7 +479,7 @@ std::string usage_text() {
          "  which wins over the file.\n\n"
       << "Exit status:\n"
          "  the application's exit status, as mpiexec reports it; otherwise\n"
-         "  64     usage error: bad option, missing -n or PROGRAM, unknown module, bad\n"
+         "  64     usage error: bad option, missing PROGRAM, unknown module, bad\n"
          "         VCX_* value, --trace directory that cannot be made\n"
          "  70     vcx failed: one of its files is missing, the tool job did not get ready,\n"
          "         or it failed or had to be stopped while the application succeeded (not\n"

@@ -26,6 +26,7 @@ struct LaunchOptions {
   bool keep_session = false;
   bool verbose = false;
   bool help = false;
+  bool version = false;
   bool dry_run = false;
   std::vector<std::string> extra_modules;  // from --modules, in order, split at commas
   std::optional<std::string> hostfile;     // -f: hydra host file, for both jobs
@@ -64,8 +65,8 @@ ParseResult parse_command_line(const std::vector<std::string>& args,
 
 const char* launcher_name(LauncherKind k);
 
-// The full --help text.
-std::string usage_text();
+// The --help text, naming the modules installed in the plugin directory.
+std::string usage_text(const std::vector<std::string>& installed_modules);
 
 // The tool modules to load: vclock, trace when tracing, then --modules,
 // without duplicates.

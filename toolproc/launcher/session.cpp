@@ -123,4 +123,25 @@ std::string prepare_output_dir(const std::string& dir) {
   return p;
 }
 
+std::size_t remove_trace_files(const std::string& dir) {
+  std::size_t removed = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    // rank-<R>.vcxt, as the trace module names its files.
+    const std::string prefix = "rank-", suffix = ".vcxt";
+    if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string digits =
+        name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (::unlink(entry.path().c_str()) != 0)
+      throw std::runtime_error("cannot remove " + entry.path().string() +
+                               " of an earlier trace: " + std::strerror(errno));
+    ++removed;
+  }
+  return removed;
+}
+
 }  // namespace vcx::launcher

@@ -3,6 +3,7 @@
 // launcher's two jobs know.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -47,5 +48,8 @@ class Session {
 // Makes `dir` absolute and creates it with its parents (new directories get
 // mode 0700). Returns the absolute path; throws std::runtime_error on failure.
 std::string prepare_output_dir(const std::string& dir);
+// Removes the rank files (rank-<R>.vcxt) an earlier trace left in `dir`, so
+// that a run with fewer ranks leaves no stale ones; returns how many.
+std::size_t remove_trace_files(const std::string& dir);
 
 }  // namespace vcx::launcher

@@ -431,8 +431,9 @@ std::vector<std::string> summary_lines(const StatsReport& report, int nprocs,
             ? std::to_string(nprocs) + " " + rank_word(static_cast<std::size_t>(nprocs))
             : std::to_string(report.ranks.size()) + " of " + std::to_string(nprocs) +
                   " ranks reported";
-    std::string line = head + ", " + std::to_string(events) + " events, " +
-                       std::to_string(clocked) + " clocked calls, stall " +
+    std::string line = head + ", " + std::to_string(events) + (events == 1 ? " event, " : " events, ") +
+                       std::to_string(clocked) + (clocked == 1 ? " clocked call" : " clocked calls") +
+                       ", stall " +
                        format_duration_ns(stall) + " total";
     if (backpressure > 0) line += ", backpressure " + format_duration_ns(backpressure);
     lines.push_back(line + trace_part);
@@ -473,8 +474,11 @@ std::vector<std::string> summary_lines(const StatsReport& report, int nprocs,
       line += std::string(one ? "was" : "were") + " killed by signal " + std::to_string(e.code) +
               " (" + signal_name(e.code) + ")";
     else if (e.kind == "exit")
-      line += "exited with status " + std::to_string(e.code) + " without calling " +
-              calls.finalize;
+      // exit() keeps the low 8 bits (MPICH's fatal errors pass a whole
+      // error code): the status as the shell sees it, and what was passed.
+      line += "exited with status " + std::to_string(e.code & 0xff) +
+              ((e.code & ~0xff) != 0 ? " (exit(" + std::to_string(e.code) + "))" : "") +
+              " without calling " + calls.finalize;
     else if (e.kind == "abort")
       line += std::string("called ") + calls.abort + " with " + calls.abort_code + " " +
               std::to_string(e.code);
