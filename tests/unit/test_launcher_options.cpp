@@ -111,6 +111,41 @@ TEST_CASE("launcher options: --version, and one rank unless -n says otherwise", 
   CHECK(late.options.program_args == std::vector<std::string>{"-n", "2"});
 }
 
+TEST_CASE("launcher options: several programs, separated by ':'", "[launcher]") {
+  auto r = parse({"-n", "2", "a", "x", ":", "-n", "3", "-env", "A", "1 2", "b", "y", ":", "c"});
+  REQUIRE(r.ok());
+  CHECK(r.options.program == "a");
+  CHECK(r.options.program_args == std::vector<std::string>{"x"});
+  CHECK(r.options.first_nprocs == 2);
+  CHECK(r.options.nprocs == 6);  // 2 + 3 + 1: the tool job gets every rank
+  REQUIRE(r.options.more_programs.size() == 2);
+  const AppSegment& b = r.options.more_programs[0];
+  CHECK(b.nprocs == 3);
+  CHECK(b.program == "b");
+  CHECK(b.program_args == std::vector<std::string>{"y"});
+  CHECK(b.env == std::vector<std::pair<std::string, std::string>>{{"A", "1 2"}});
+  CHECK(r.options.more_programs[1].program == "c");
+  CHECK(r.options.more_programs[1].nprocs == 1);
+  CHECK(r.options.more_programs[1].program_args.empty());
+  // -np and -n=N after ':' too.
+  auto np = parse({"a", ":", "-np", "4", "b", ":", "-n=2", "c"});
+  REQUIRE(np.ok());
+  CHECK(np.options.nprocs == 7);
+  // Without ':' nothing changes.
+  auto one = parse({"-n", "2", "a", "x"});
+  CHECK(one.options.more_programs.empty());
+  CHECK(one.options.first_nprocs == 2);
+
+  for (const auto& bad : std::vector<std::vector<std::string>>{
+           {"a", ":"}, {"a", ":", ":", "b"}, {"a", ":", "-n", "0", "b"},
+           {"a", ":", "-n"}, {"a", ":", "-bogus", "b"}, {"a", ":", "-env", "A"}}) {
+    auto e = parse(bad);
+    INFO(e.error);
+    CHECK_FALSE(e.ok());
+    CHECK(e.error.find('\n') == std::string::npos);
+  }
+}
+
 TEST_CASE("launcher options: usage errors are one line", "[launcher]") {
   struct Case {
     std::vector<std::string> args;

@@ -230,6 +230,27 @@ TEST_CASE("launcher session: an earlier trace's rank files are removed, nothing 
   CHECK(remove_trace_files(dir) == 0);
 }
 
+TEST_CASE("launcher commands: several programs in the application job", "[launcher]") {
+  Plan plan;
+  plan.options.nprocs = 4;
+  plan.options.first_nprocs = 1;
+  plan.options.program_args = {"x"};
+  plan.options.more_programs = {AppSegment{3, "b", {"y", "z"}, {{"A", "1"}}}};
+  plan.program = "./a";
+  plan.more_programs = {"b"};
+  plan.paths.mpiexec = "/usr/bin/mpiexec.mpich";
+  plan.paths.toolproc = "/p/bin/vcx-toolproc";
+  plan.paths.plugin_dir = "/p/lib/vcx";
+  const auto app = app_command(plan, "/p/lib/vcx/libvcx-mpi-intercept.so");
+  CHECK(app == std::vector<std::string>{"/usr/bin/mpiexec.mpich", "-genv", "LD_PRELOAD",
+                                        "/p/lib/vcx/libvcx-mpi-intercept.so", "-n", "1", "./a",
+                                        "x", ":", "-n", "3", "-env", "A", "1", "b", "y", "z"});
+  // The tool job: one tool per rank of every program.
+  const auto tool = tool_command(plan, "/tmp/vcx-abc");
+  CHECK(tool[1] == "-n");
+  CHECK(tool[2] == "4");
+}
+
 TEST_CASE("launcher commands: the two jobs", "[launcher]") {
   Plan plan;
   plan.options.nprocs = 3;

@@ -546,7 +546,9 @@ std::vector<std::string> app_command(const Plan& plan, const std::string& preloa
       // are not MPI programs and must not load the interceptor and MPI with it.
       cmd.push_back(plan.paths.mpiexec);
       add_hydra_layout(plan, cmd);
-      append(cmd, {"-genv", "LD_PRELOAD", preload, "-n", n});
+      append(cmd, {"-genv", "LD_PRELOAD", preload, "-n",
+                   std::to_string(plan.options.more_programs.empty() ? plan.options.nprocs
+                                                                     : plan.options.first_nprocs)});
       append(cmd, binding_args(LauncherKind::Hydra, plan.placement.app_cores, plan.options.nprocs));
       break;
     case LauncherKind::Slurm:
@@ -586,6 +588,14 @@ std::vector<std::string> app_command(const Plan& plan, const std::string& preloa
   }
   cmd.push_back(plan.program);
   cmd.insert(cmd.end(), plan.options.program_args.begin(), plan.options.program_args.end());
+  // MPMD (hydra only): each further program with its ranks and variables.
+  for (std::size_t i = 0; i < plan.options.more_programs.size(); ++i) {
+    const AppSegment& seg = plan.options.more_programs[i];
+    append(cmd, {":", "-n", std::to_string(seg.nprocs)});
+    for (const auto& [name, value] : seg.env) append(cmd, {"-env", name, value});
+    cmd.push_back(i < plan.more_programs.size() ? plan.more_programs[i] : seg.program);
+    cmd.insert(cmd.end(), seg.program_args.begin(), seg.program_args.end());
+  }
   return cmd;
 }
 
@@ -814,6 +824,25 @@ int launcher_main(int argc, char** argv, char** envp) {
   }
   const bool on_openmpi = model == ProgramModel::Shmem || model == ProgramModel::Hybrid;
   plan.model = on_openmpi ? model : ProgramModel::Mpi;
+  // MPMD: every further program must be there and be an MPI program too;
+  // they all run under MPICH's mpiexec, each rank with its own tool.
+  for (const AppSegment& seg : plan.options.more_programs) {
+    const ProgramLookup more = resolve_program(seg.program, env.get("PATH"));
+    if (!more.ok()) {
+      say(seg.program + ": " + more.error);
+      return kExitNotFound;
+    }
+    const ProgramModel m = program_model(more.path);
+    if (on_openmpi || m == ProgramModel::Shmem || m == ProgramModel::Hybrid ||
+        m == ProgramModel::OpenMpiMpi ||
+        plan.options.launcher.value_or(LauncherKind::Hydra) != LauncherKind::Hydra) {
+      say("several programs (':') run only as MPI programs built with MPICH, under its "
+          "mpiexec; " + (on_openmpi ? plan.options.program : seg.program) + " is not one, or "
+          "--launcher names another starter");
+      return kExitUsage;
+    }
+    plan.more_programs.push_back(seg.program[0] == '-' ? more.path : seg.program);
+  }
   plan.launcher =
       plan.options.launcher.value_or(on_openmpi ? LauncherKind::OpenMpi : LauncherKind::Hydra);
   plan.launcher_program = plan.paths.mpiexec;

@@ -32,6 +32,7 @@ struct Plan {
   InstallPaths paths;
   std::optional<std::string> trace_dir;  // absolute, exists
   std::string program;                   // as handed to mpiexec
+  std::vector<std::string> more_programs;  // MPMD: each further program, as handed to mpiexec
   std::string session_parent;
   Timeouts timeouts;
   Placement placement;

@@ -166,7 +166,8 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-const char* const kSynopsis = "vcx-run [-n N] [options] [--] PROGRAM [ARGS...]";
+const char* const kSynopsis =
+    "vcx-run [-n N] [options] [--] PROGRAM [ARGS...] [: [-n N] PROGRAM [ARGS...]]...";
 
 }  // namespace
 
@@ -255,6 +256,49 @@ std::string relative_to(const std::string& path, const std::optional<std::string
   return config->substr(0, slash + 1) + path;
 }
 
+// The programs after the first ':' of an MPMD launch: "[-n N] [-env NAME
+// VALUE]... PROGRAM [ARGS...]", separated by ':'.
+std::string parse_more_programs(const std::vector<std::string>& words,
+                                std::vector<AppSegment>* out) {
+  std::size_t i = 0;
+  while (true) {
+    AppSegment seg;
+    for (; i < words.size(); ++i) {
+      std::string w = words[i];
+      if (w == "-n" || w == "-np" || w == "--np" || w.rfind("-n=", 0) == 0 ||
+          w.rfind("-np=", 0) == 0 || w.rfind("--np=", 0) == 0) {
+        std::string value;
+        if (const auto eq = w.find('='); eq != std::string::npos) {
+          value = w.substr(eq + 1);
+        } else if (i + 1 < words.size()) {
+          value = words[++i];
+        }
+        if (whole_number("-n", value, kMaxProcs, &seg.nprocs).size() > 0)
+          return "-n after ':' needs a positive whole number of ranks, not '" + value + "'";
+      } else if (w == "-env" || w == "-genv") {
+        if (i + 2 >= words.size()) return w + " after ':' needs a name and a value";
+        seg.env.emplace_back(words[i + 1], words[i + 2]);
+        i += 2;
+      } else if (w == "--") {
+        ++i;
+        break;
+      } else if (w.size() > 1 && w[0] == '-') {
+        return "after ':' only -n N and -env NAME VALUE may come before the program, not '" +
+               w + "'";
+      } else {
+        break;
+      }
+    }
+    if (i >= words.size() || words[i] == ":")
+      return "a ':' must be followed by a program: " + std::string(kSynopsis);
+    seg.program = words[i++];
+    for (; i < words.size() && words[i] != ":"; ++i) seg.program_args.push_back(words[i]);
+    out->push_back(std::move(seg));
+    if (i >= words.size()) return {};
+    ++i;  // the ':'
+  }
+}
+
 }  // namespace
 
 const char* launcher_name(LauncherKind k) {
@@ -336,6 +380,17 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
     o.program_args.assign(args.begin() + static_cast<std::ptrdiff_t>(split.program_index) + 1,
                           args.end());
   }
+  // MPMD, as mpiexec reads it: a ':' word ends a program's arguments, and
+  // each further program may have its own -n and -env before its name.
+  if (auto colon = std::find(o.program_args.begin(), o.program_args.end(), ":");
+      colon != o.program_args.end()) {
+    std::vector<std::string> rest(colon + 1, o.program_args.end());
+    o.program_args.erase(colon, o.program_args.end());
+    if (std::string err = parse_more_programs(rest, &o.more_programs); !err.empty()) {
+      r.error = err;
+      return r;
+    }
+  }
   o.no_stall = vm["no-stall"].as<bool>();
   o.keep_session = vm["keep-session"].as<bool>();
   o.verbose = vm["verbose"].as<bool>();
@@ -346,6 +401,14 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
   if (std::string err = whole_number("-n", np, kMaxProcs, &o.nprocs); !err.empty()) {
     r.error = "-n needs a positive whole number of ranks, not '" + np + "'";
     return r;
+  }
+  o.first_nprocs = o.nprocs;
+  for (const AppSegment& seg : o.more_programs) {
+    if (o.nprocs > kMaxProcs - seg.nprocs) {
+      r.error = "the programs have more than " + std::to_string(kMaxProcs) + " ranks together";
+      return r;
+    }
+    o.nprocs += seg.nprocs;
   }
   if (vm.count("ppn")) {
     if (std::string err = whole_number("-ppn", vm["ppn"].as<std::string>(), kMaxProcs, &o.ppn);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "launcher/paths.h"
@@ -19,8 +20,19 @@ inline constexpr int kExitNotFound = 127;    // the program cannot be run
 // Who starts the application job.
 enum class LauncherKind { Hydra, Slurm, OpenMpi };
 
+// A further program of an MPMD launch ("vcx-run -n 2 ./a : -n 1 ./b"): its
+// ranks follow the earlier programs' in MPI_COMM_WORLD.
+struct AppSegment {
+  int nprocs = 1;
+  std::string program;
+  std::vector<std::string> program_args;
+  std::vector<std::pair<std::string, std::string>> env;  // -env NAME VALUE
+};
+
 struct LaunchOptions {
-  int nprocs = 0;
+  int nprocs = 0;        // every program's ranks: the tool job gets as many
+  int first_nprocs = 0;  // the first program's
+  std::vector<AppSegment> more_programs;  // after ':', in order
   std::optional<std::string> trace_dir;  // as given
   bool no_stall = false;
   bool keep_session = false;
