@@ -171,23 +171,27 @@ class Simulation:
         n = self.n
         if not hasattr(self, "released"):
             self.released = [None] * n            # the last release of each rank's lock
+            self.leased = [False] * n             # rank r holds its target's lock as a lease
         target = [(r + 1) % n for r in range(n)]
         for r in range(n):                        # the tool reads MPI_Win_lock: Acquire
-            self.send(r, target[r], "acquire")
+            if not self.leased[r]:
+                self.send(r, target[r], "acquire")
         grants = {}
-        for r in range(n):                        # the deposition grants at once
+        for r in range(n):                        # the deposition grants at once, with a
+            if self.leased[r]:                    # lease: nobody else waits for the lock
+                continue
             q = target[r]
             grants[r] = self.released[q] or [0] * n
             self.send(q, r, "grant")
             self.send(q, r, "grant_clock", grants[r])
         for r in range(n):
             q = target[r]
-            self.tick(r)                          # MPI_Win_lock merges the grant's clock
-            self.merge(r, grants[r])
-            self.send(r, q, "release")            # the tool reads MPI_Win_unlock
-            self.tick(r)                          # MPI_Win_unlock
-            self.send(r, q, "release_clock", self.clock[r])
+            self.tick(r)                          # MPI_Win_lock merges the grant's clock;
+            if not self.leased[r]:                # under the lease, nothing
+                self.merge(r, grants[r])
+            self.tick(r)                          # MPI_Win_unlock keeps the lease: nothing sent
             self.released[q] = list(self.clock[r])
+            self.leased[r] = True
 
     def run(self, pattern, iterations):
         step = getattr(self, pattern)
@@ -196,6 +200,11 @@ class Simulation:
             step()
         if pattern == "lock":                     # MPI_Win_free
             self.iteration = iterations
+            n = self.n
+            for r in range(n):                    # the leases go back, with the last release
+                q = (r + 1) % n
+                self.send(r, q, "release")
+                self.send(r, q, "release_clock", self.released[q])
             self.all_to_all("win_free")
         return self
 

@@ -491,7 +491,7 @@ def case_bad_input(args, work):
     cases = [
         # (name, argv after vcx-run, extra env, status, text the line must hold)
         ("unknown flag", ["--frobnicate", "-n", n] + prog, {}, 64, "--frobnicate"),
-        ("missing -n", prog, {}, 64, "-n"),
+        ("':' without a program", ["-n", n] + prog + [":"], {}, 64, "program"),
         ("-n 0", ["-n", "0"] + prog, {}, 64, "'0'"),
         ("-n not a number", ["-n", "four"] + prog, {}, 64, "'four'"),
         ("-n negative", ["-n", "-2"] + prog, {}, 64, "'-2'"),
