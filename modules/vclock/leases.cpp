@@ -9,8 +9,11 @@
 // To the deposition the lease is one holding that lasts until it is recalled;
 // its release clock is the clock at the last release made under it, which
 // holds every earlier one, so every later holder merges what the rules say.
-// An acquisition under the lease merges nothing: every release of the lock
-// since the grant was this process's own.
+// An acquisition under the lease merges nothing: while the lease stands no
+// other process can hold the lock exclusively (an exclusive lease: nobody
+// else holds it at all; a shared one counts as a shared holder, so only
+// shared holdings come in between, which a shared acquisition does not
+// merge), and the holder's own releases are in its clock already.
 //
 // The order of holdings stays the deposition's: the lock goes back (Release)
 // only once the application's last release under the lease has returned --
@@ -62,12 +65,17 @@ bool VclockEngine::lease_release_read(const Op& op, Lease& l) {
       return false;
     case Lease::Phase::Published:
     case Lease::Phase::Recalling:
+      // Once published, the application's table has the holding: every
+      // release of it says so.
+      if (!(op.flags & kResourceLeased))
+        host_.fatal("vclock: a release of a leased lock that did not come through its lease");
       ++l.releases_read;
       if (op.flags & kResourceLeaseEnd) end_lease(l, l.releases_read);
       return true;
     case Lease::Phase::Ended:
       // Released before the tool took the lease back: counted in its uses.
-      ++l.releases_read;
+      if (!(op.flags & kResourceLeased) || ++l.releases_read > l.releases_total)
+        host_.fatal("vclock: more releases under a lease than its application made");
       return true;
   }
   return true;
@@ -76,6 +84,8 @@ bool VclockEngine::lease_release_read(const Op& op, Lease& l) {
 // A release under the lease ran; true when the lease is over.
 bool VclockEngine::lease_release_executed(Lease& l) {
   ++l.releases_executed;
+  if (l.phase == Lease::Phase::Ended && l.releases_executed > l.releases_total)
+    host_.fatal("vclock: more releases under a lease than its application made");
   if (l.phase == Lease::Phase::Ended && l.releases_executed == l.releases_total) {
     send_p2p(l.lock.peer, MsgType::ReleaseClock, l.flags, l.lock.queue, l.number,
              clock_.view().data());
@@ -100,6 +110,8 @@ void VclockEngine::take_lease(Lease& l) {
 // The application is done with the lease after `releases_total` releases:
 // the lock goes back now, its clock once the last of them ran.
 void VclockEngine::end_lease(Lease& l, std::uint64_t releases_total) {
+  if (l.releases_read > releases_total || l.releases_executed > releases_total)
+    host_.fatal("vclock: a lease ended after fewer releases than its tool saw");
   l.phase = Lease::Phase::Ended;
   l.releases_total = releases_total;
   send_p2p(l.lock.peer, MsgType::Release, l.flags, l.lock.queue, l.number, nullptr);

@@ -417,8 +417,9 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     std::uint16_t flags = 0;
   };
   std::vector<OrderWait> order_waits_;
-  // This process's leasable holdings (few: one per lock at most, and one
-  // more while a lease of it ends).
+  // This process's leasable holdings: one per leasable request until it is
+  // granted, then per lease until its last release ran (a lock may have
+  // several ended leases while the engine lags behind its application).
   std::vector<Lease> leases_;
   std::uint64_t leased_acquisitions_ = 0;
 

@@ -158,7 +158,8 @@ TEST_CASE("lease table: application and tool in two threads agree on every use",
   std::mt19937 rng(12345);
   for (int i = 0; i < kLeases; ++i) {
     const int s = lease_publish(*t, 7, 3, 0);
-    REQUIRE(s >= 0);
+    CHECK(s >= 0);  // not REQUIRE: the other thread must be joined first
+    if (s < 0) break;
     current_slot.store(s);
     // The granted holding, released by "the application" here.
     CHECK(lease_release(*t, s));
