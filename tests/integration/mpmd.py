@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Several programs in one launch, as mpiexec runs them ("-n 1 ./a : -n 2
-./b"): vcx-run gives the tool job every program's ranks, starts the
-application with the same ':' syntax, and each rank is analysed. The run
+./b"), with mpiexec's -l and -genv: vcx-run gives the tool job every
+program's ranks, starts the application with the same options and ':'
+syntax, and each rank is analysed. The run
 must end like the native one (status, stdout as a multiset of lines), and
 the summary and the trace must cover every rank.
 
@@ -31,9 +32,14 @@ def main() -> int:
     ap.add_argument("--program", required=True)
     ap.add_argument("--timeout", type=float, default=120)
     args = ap.parse_args()
-    programs = ["-n", "1", args.program, ":", "-n", "2", "-env", "VCX_TEST_MPMD", "1",
-                args.program]
+    # mpiexec's own options too: -l labels every line with its rank, which
+    # shows that it reached the application's mpiexec.
+    programs = ["-l", "-genv", "VCX_TEST_MPMD", "1", "-n", "1", args.program, ":", "-n", "2",
+                "-env", "VCX_TEST_MPMD", "2", args.program]
     code, native_out, err = run([args.mpiexec] + programs, args.timeout)
+    if not re.search(r"^\[\d+\] ", native_out, re.M):
+        print(f"the native run's output has no rank labels:\n{native_out}")
+        return 1
     if code != 0:
         print(f"the native run failed ({code}):\n{native_out}{err}")
         return 1

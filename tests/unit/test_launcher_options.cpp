@@ -146,6 +146,31 @@ TEST_CASE("launcher options: several programs, separated by ':'", "[launcher]") 
   }
 }
 
+TEST_CASE("launcher options: mpiexec's spellings for the application job", "[launcher]") {
+  auto r = parse({"-n=3", "-genv", "A", "1", "-env", "B", "two words", "-genvall", "-l",
+                  "-bind-to", "core", "--launcher-args", "-iface  eth0", "app", "-l"});
+  REQUIRE(r.ok());
+  CHECK(r.options.nprocs == 3);
+  CHECK(r.options.app_env ==
+        std::vector<std::pair<std::string, std::string>>{{"A", "1"}, {"B", "two words"}});
+  CHECK(r.options.prepend_rank);
+  CHECK(r.options.bind_to == std::optional<std::string>("core"));
+  CHECK(r.options.launcher_args == std::vector<std::string>{"-iface", "eth0"});
+  CHECK(r.options.program_args == std::vector<std::string>{"-l"});  // the program's
+  CHECK(parse({"-prepend-rank", "app"}).options.prepend_rank);
+  CHECK_FALSE(parse({"app"}).options.prepend_rank);
+
+  for (const auto& bad : std::vector<std::vector<std::string>>{
+           {"-genv", "A"}, {"-bind-to"}, {"-bind-to", "core", "--placement", "split", "app"}}) {
+    auto e = parse(bad);
+    INFO(e.error);
+    CHECK_FALSE(e.ok());
+    CHECK(e.error.find('\n') == std::string::npos);
+  }
+  CHECK(parse({"-bind-to", "core", "--placement", "split", "app"}).error.find("both bind") !=
+        std::string::npos);
+}
+
 TEST_CASE("launcher options: usage errors are one line", "[launcher]") {
   struct Case {
     std::vector<std::string> args;

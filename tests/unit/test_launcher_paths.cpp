@@ -251,6 +251,36 @@ TEST_CASE("launcher commands: several programs in the application job", "[launch
   CHECK(tool[2] == "4");
 }
 
+TEST_CASE("launcher commands: mpiexec's options reach the application job only",
+          "[launcher]") {
+  Plan plan;
+  plan.options.nprocs = 2;
+  plan.options.app_env = {{"A", "1"}};
+  plan.options.prepend_rank = true;
+  plan.options.bind_to = "core";
+  plan.options.launcher_args = {"-iface", "eth0"};
+  plan.program = "./app";
+  plan.paths.mpiexec = "/usr/bin/mpiexec.mpich";
+  plan.paths.toolproc = "/p/bin/vcx-toolproc";
+  plan.paths.plugin_dir = "/p/lib/vcx";
+  const auto app = app_command(plan, "/p/i.so");
+  CHECK(app == std::vector<std::string>{"/usr/bin/mpiexec.mpich", "-iface", "eth0", "-genv", "A",
+                                        "1", "-prepend-rank", "-bind-to", "core", "-genv",
+                                        "LD_PRELOAD", "/p/i.so", "-n", "2", "./app"});
+  const auto tool = tool_command(plan, "/tmp/vcx-abc");
+  for (const char* word : {"-iface", "-prepend-rank", "-bind-to", "A"})
+    CHECK(std::find(tool.begin(), tool.end(), word) == tool.end());
+
+  plan.launcher = LauncherKind::OpenMpi;
+  plan.launcher_program = "/usr/bin/oshrun";
+  const auto osh = app_command(plan, "/p/i.so");
+  for (const char* word : {"-iface", "A=1", "--tag-output"})
+    CHECK(std::find(osh.begin(), osh.end(), word) != osh.end());
+  const auto bind = std::find(osh.begin(), osh.end(), "--bind-to");
+  REQUIRE(bind != osh.end());
+  CHECK(*(bind + 1) == "core");
+}
+
 TEST_CASE("launcher commands: the two jobs", "[launcher]") {
   Plan plan;
   plan.options.nprocs = 3;

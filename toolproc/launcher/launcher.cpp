@@ -546,6 +546,10 @@ std::vector<std::string> app_command(const Plan& plan, const std::string& preloa
       // are not MPI programs and must not load the interceptor and MPI with it.
       cmd.push_back(plan.paths.mpiexec);
       add_hydra_layout(plan, cmd);
+      append(cmd, plan.options.launcher_args);
+      for (const auto& [name, value] : plan.options.app_env) append(cmd, {"-genv", name, value});
+      if (plan.options.prepend_rank) cmd.push_back("-prepend-rank");
+      if (plan.options.bind_to) append(cmd, {"-bind-to", *plan.options.bind_to});
       append(cmd, {"-genv", "LD_PRELOAD", preload, "-n",
                    std::to_string(plan.options.more_programs.empty() ? plan.options.nprocs
                                                                      : plan.options.first_nprocs)});
@@ -554,9 +558,16 @@ std::vector<std::string> app_command(const Plan& plan, const std::string& preloa
     case LauncherKind::Slurm:
       // --export: the tasks get LD_PRELOAD, srun itself does not.
       append(cmd, {plan.launcher_program, "-n", n});
+      append(cmd, plan.options.launcher_args);
+      if (plan.options.prepend_rank) cmd.push_back("--label");
+      if (plan.options.bind_to) cmd.push_back("--cpu-bind=" + *plan.options.bind_to);
       if (plan.options.ppn > 0) cmd.push_back("--ntasks-per-node=" + std::to_string(plan.options.ppn));
       append(cmd, binding_args(LauncherKind::Slurm, plan.placement.app_cores, plan.options.nprocs));
-      cmd.push_back("--export=ALL,LD_PRELOAD=" + preload);
+      {
+        std::string exports = "--export=ALL";
+        for (const auto& [name, value] : plan.options.app_env) exports += "," + name + "=" + value;
+        cmd.push_back(exports + ",LD_PRELOAD=" + preload);
+      }
       break;
     case LauncherKind::OpenMpi: {
       cmd.push_back(plan.launcher_program);
@@ -573,6 +584,9 @@ std::vector<std::string> app_command(const Plan& plan, const std::string& preloa
         append(cmd, openmpi_hosts(*plan.options.hostfile, &err));
       }
       if (plan.options.ppn > 0) append(cmd, {"--npernode", std::to_string(plan.options.ppn)});
+      append(cmd, plan.options.launcher_args);
+      for (const auto& [name, value] : plan.options.app_env) append(cmd, {"-x", name + "=" + value});
+      if (plan.options.prepend_rank) cmd.push_back("--tag-output");
       // -x NAME exports the variable's value to the ranks (only those on
       // this node inherit the environment); the token stays off the command
       // line. LD_PRELOAD goes to the ranks only, not to oshrun's daemons.
@@ -581,7 +595,7 @@ std::vector<std::string> app_command(const Plan& plan, const std::string& preloa
       const int per_node = plan.options.ppn > 0 ? plan.options.ppn : plan.options.nprocs;
       std::vector<std::string> binding =
           binding_args(LauncherKind::OpenMpi, plan.placement.app_cores, per_node);
-      if (binding.empty()) binding = {"--bind-to", "none"};
+      if (binding.empty()) binding = {"--bind-to", plan.options.bind_to.value_or("none")};
       append(cmd, binding);
       break;
     }

@@ -69,6 +69,9 @@ po::options_description settings_table() {
      "memory per tool for the last clock sent to and received from each peer (default 64); "
      "clocks then travel as the entries that changed when that is smaller; 0 sends whole "
      "clocks only")
+    ("launcher-args", po::value<std::string>()->value_name("'ARGS'"),
+     "further options for the application job's starter (mpiexec, srun or oshrun), split "
+     "at spaces, e.g. --launcher-args '-iface eth0'")
     ("keep-session", po::bool_switch(),
      "keep the session directory (sockets, statistics) and print its path")
     ("verbose,v", po::bool_switch(), "print the commands started and a summary at the end");
@@ -116,6 +119,11 @@ struct Split {
   std::size_t program_index;
   bool help = false;
   bool version = false;
+  // mpiexec's spellings that the options table does not hold.
+  std::vector<std::pair<std::string, std::string>> env;
+  bool prepend_rank = false;
+  std::optional<std::string> bind_to;
+  std::string error;
 };
 
 Split split_arguments(const po::options_description& table, const std::vector<std::string>& args) {
@@ -131,6 +139,30 @@ Split split_arguments(const po::options_description& table, const std::vector<st
     // mpiexec's spellings of long options with one dash.
     if (a == "-np" || a.rfind("-np=", 0) == 0 || a == "-ppn" || a.rfind("-ppn=", 0) == 0)
       a = "-" + a;
+    if (a.rfind("-n=", 0) == 0) a = "--np=" + a.substr(3);
+    // mpiexec's options for the application job (hydra's names).
+    if (a == "-genv" || a == "-env") {
+      if (i + 2 >= args.size()) {
+        s.error = a + " needs a name and a value: " + a + " NAME VALUE";
+        break;
+      }
+      s.env.emplace_back(args[i + 1], args[i + 2]);
+      i += 2;
+      continue;
+    }
+    if (a == "-genvall" || a == "-envall") continue;  // what mpiexec and vcx-run do anyway
+    if (a == "-l" || a == "-prepend-rank" || a == "--prepend-rank") {
+      s.prepend_rank = true;
+      continue;
+    }
+    if (a == "-bind-to" || a == "--bind-to") {
+      if (i + 1 >= args.size()) {
+        s.error = a + " needs a value, as mpiexec takes it (e.g. core)";
+        break;
+      }
+      s.bind_to = args[++i];
+      continue;
+    }
     if (a == "--help" || a == "-h") s.help = true;
     if (a == "--version") s.version = true;
     s.own.push_back(a);
@@ -323,6 +355,13 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
     o.version = true;
     return r;
   }
+  if (!split.error.empty()) {
+    r.error = split.error;
+    return r;
+  }
+  o.app_env = split.env;
+  o.prepend_rank = split.prepend_rank;
+  o.bind_to = split.bind_to;
 
   po::variables_map vm;
   try {
@@ -473,6 +512,16 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
       return r;
     }
   }
+  if (vm.count("launcher-args")) {
+    std::istringstream words(vm["launcher-args"].as<std::string>());
+    for (std::string w; words >> w;) o.launcher_args.push_back(w);
+  }
+  // A binding of mpiexec's own and vcx's placement would bind the ranks twice.
+  if (o.bind_to && o.placement != "none") {
+    r.error = "-bind-to " + *o.bind_to + " and --placement " + o.placement +
+              " both bind the application ranks; give one of them";
+    return r;
+  }
   if (vm.count("launcher")) {
     const std::string v = vm["launcher"].as<std::string>();
     if (std::string err = one_of("launcher", v, {"hydra", "slurm", "openmpi"}); !err.empty()) {
@@ -530,6 +579,12 @@ std::string usage_text(const std::vector<std::string>& installed_modules) {
            return list;
          }())
       << "\n  (trace is also loaded by --trace DIR)\n\n"
+      << "mpiexec's options:\n"
+         "  -genv NAME VALUE and -env NAME VALUE set a variable for the application's ranks,\n"
+         "  -l and -prepend-rank label their output lines, -bind-to X binds them as the\n"
+         "  starter does (not with --placement), -genvall is accepted (the ranks get the\n"
+         "  whole environment anyway), -n=N is -n N. Anything else goes to the starter with\n"
+         "  --launcher-args.\n\n"
       << "Placement:\n"
          "  With 'split' each node's cores are divided: application ranks run on the first\n"
          "  half, their tools on the second, so tools never take a core from the application.\n"

@@ -33,6 +33,11 @@ struct LaunchOptions {
   int nprocs = 0;        // every program's ranks: the tool job gets as many
   int first_nprocs = 0;  // the first program's
   std::vector<AppSegment> more_programs;  // after ':', in order
+  // mpiexec's own options, for the application job only.
+  std::vector<std::pair<std::string, std::string>> app_env;  // -genv/-env NAME VALUE
+  bool prepend_rank = false;                                 // -l, -prepend-rank
+  std::optional<std::string> bind_to;                        // -bind-to X
+  std::vector<std::string> launcher_args;                    // --launcher-args '...
   std::optional<std::string> trace_dir;  // as given
   bool no_stall = false;
   bool keep_session = false;
