@@ -423,6 +423,10 @@ def case_tool_stops(args, work, mode):
     reason = r"rank \d+ is not a rank of the communicator"
     expect(re.search(rf"^vcx-tool\[{victim}\]: critical: .*{reason}", r.stderr, re.M)
            is not None, f"tool {victim} does not say why it stopped", r)
+    # ... and names the call it was reading.
+    expect(re.search(rf"^vcx-tool\[{victim}\]: critical: .*\(in vcx_annotate_\w+, event \d+ "
+                     rf"of rank {victim}\)$", r.stderr, re.M) is not None,
+           f"tool {victim} does not name the call it was reading", r)
     summary = re.findall(r"^vcx: application ranks? [\d, ]+ (?:was|were) aborted by vcx with "
                          r"status 70 in (MPI_\w+) because the tool process failed \((.*)\)",
                          r.stderr, re.M)

@@ -333,10 +333,13 @@ bool ToolProcess::service_channel() {
         fatal("events of model " + std::to_string(m) +
               " arrived but no translator for it is loaded (see vcx-run --help, --translators)");
       program_.reset(ev->model, ev->type, ev->seq);
+      // A failure while reading the call names it.
+      reading_ = ev;
       t->translate(*ev, engine_->control(), program_);
       const bool wants = wants_reply(ev->flags);
       if (wants) max_reply_wanted_ = ev->seq;
       engine_->enqueue(program_, wants);
+      reading_ = nullptr;
     }
     consumer_->pop();
   }
@@ -486,7 +489,13 @@ void ToolProcess::flush_observers() {
   for (ClockedCallObserver* o : observers_) o->flush();
 }
 
-void ToolProcess::fatal(const std::string& why) {
+void ToolProcess::fatal(const std::string& why_) {
+  std::string why = why_;
+  if (reading_)
+    why += " (in " + std::string(call_name(static_cast<std::uint8_t>(reading_->model),
+                                           reading_->type)) +
+           ", event " + std::to_string(reading_->seq) + " of rank " +
+           std::to_string(rank_.value) + ")";
   spdlog::critical("{}", why);
   abort_all(why, true);
   // Give the abort notices a moment to leave.

@@ -115,6 +115,10 @@ class ToolProcess final : public ToolHost {
   CallProgram program_;
 
   std::uint64_t events_ = 0;
+
+  // The application event being read, for fatal()'s message.
+
+  const EventHeader* reading_ = nullptr;
   std::uint64_t progress_written_ns_ = 0;
   std::uint64_t progress_events_ = ~std::uint64_t{0};
   AppState progress_state_ = AppState::NeverAttached;
