@@ -37,6 +37,7 @@
 #include "vcx/call_program.h"
 #include "vcx/exchange.h"
 #include "vcx/options.h"
+#include "vcx/channel/lease_table.h"
 #include "vcx/plugin.h"
 #include "vcx/plugin_loader.h"
 #include "vcx/transport.h"
@@ -156,8 +157,12 @@ class SimHost final : public ToolHost {
   [[noreturn]] void fatal(const std::string& why) override {
     throw SimFatal("rank " + std::to_string(rank_.value) + ": " + why);
   }
+  channel::LeaseTable* app_leases() override { return leases; }
 
   Options options_;
+  // The application's lease table, when a test plays the application's
+  // side of leases (nullptr: locks are never leased, as over TCP).
+  channel::LeaseTable* leases = nullptr;
   std::vector<std::uint64_t> replies;
 
  private:
