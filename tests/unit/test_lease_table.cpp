@@ -10,21 +10,12 @@
 #include <random>
 #include <thread>
 
+#include "support/lease_table_fixture.h"
 #include "vcx/channel/lease_table.h"
 
 using namespace vcx::channel;
 
 namespace {
-
-std::unique_ptr<LeaseTable> fresh_table() {
-  auto t = std::make_unique<LeaseTable>();
-  t->slots_used.store(0);
-  for (LeaseSlot& s : t->slots) {
-    s.word.store(0);
-    s.uses.store(0);
-  }
-  return t;
-}
 
 std::uint32_t state_of(const LeaseTable& t, int slot) {
   return lease_state(t.slots[slot].word.load());
@@ -34,7 +25,7 @@ std::uint32_t state_of(const LeaseTable& t, int slot) {
 
 TEST_CASE("lease table: a published lease is held, then idle after the release",
           "[lease]") {
-  auto t = fresh_table();
+  auto t = vcx::sim::fresh_lease_table();
   CHECK(lease_acquire(*t, 7, 1, 0) == -1);  // nothing published
   const int slot = lease_publish(*t, 7, 1, 0);
   REQUIRE(slot == 0);
@@ -67,7 +58,7 @@ TEST_CASE("lease table: a published lease is held, then idle after the release",
 
 TEST_CASE("lease table: a lease recalled while held ends at the application's release",
           "[lease]") {
-  auto t = fresh_table();
+  auto t = vcx::sim::fresh_lease_table();
   const int slot = lease_publish(*t, 7, 1, 1);
   std::uint64_t uses = 99;
   CHECK(lease_take(*t, slot, &uses) == LeaseTake::Recalling);
@@ -82,7 +73,7 @@ TEST_CASE("lease table: a lease recalled while held ends at the application's re
 
 TEST_CASE("lease table: freeing the object gives up its idle leases, not others",
           "[lease]") {
-  auto t = fresh_table();
+  auto t = vcx::sim::fresh_lease_table();
   const int a = lease_publish(*t, 7, 0, 0);
   const int b = lease_publish(*t, 7, 1, 0);
   const int c = lease_publish(*t, 9, 0, 0);
@@ -101,7 +92,7 @@ TEST_CASE("lease table: freeing the object gives up its idle leases, not others"
 }
 
 TEST_CASE("lease table: a reused slot is not taken under its old name", "[lease]") {
-  auto t = fresh_table();
+  auto t = vcx::sim::fresh_lease_table();
   const int slot = lease_publish(*t, 7, 1, 0);
   CHECK(lease_release(*t, slot));
   std::uint64_t uses = 0;
@@ -117,7 +108,7 @@ TEST_CASE("lease table: a reused slot is not taken under its old name", "[lease]
 }
 
 TEST_CASE("lease table: every slot taken: publishing fails", "[lease]") {
-  auto t = fresh_table();
+  auto t = vcx::sim::fresh_lease_table();
   for (std::size_t i = 0; i < kLeaseSlots; ++i)
     CHECK(lease_publish(*t, 1, static_cast<std::uint32_t>(i), 0) == static_cast<int>(i));
   CHECK(lease_publish(*t, 2, 0, 0) == -1);
@@ -131,7 +122,7 @@ TEST_CASE("lease table: every slot taken: publishing fails", "[lease]") {
 // counted by the side that holds it; the counts must agree, and the
 // application must never hold a lease the tool took back.
 TEST_CASE("lease table: application and tool in two threads agree on every use", "[lease]") {
-  auto t = fresh_table();
+  auto t = vcx::sim::fresh_lease_table();
   constexpr int kLeases = 2000;
   std::atomic<bool> done{false};
   std::atomic<std::uint64_t> app_uses{0};        // acquisitions under a lease

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "support/engine_sim.h"
+#include "support/lease_table_fixture.h"
 
 using namespace vcx;
 using namespace vcx::sim;
@@ -20,16 +21,6 @@ namespace {
 
 constexpr std::uint64_t kRes = 0x77;
 constexpr std::uint64_t kWin = 0x9001;  // the application's name of the window
-
-std::unique_ptr<LeaseTable> fresh_table() {
-  auto t = std::make_unique<LeaseTable>();
-  t->slots_used.store(0);
-  for (LeaseSlot& s : t->slots) {
-    s.word.store(0);
-    s.uses.store(0);
-  }
-  return t;
-}
 
 // One application rank with its lease table, calling lock and unlock on
 // (window kWin, target) as the interceptor would.
@@ -80,8 +71,8 @@ TEST_CASE("vclock leases: re-taken without messages, recalled idle and held, exa
   for (std::uint64_t seed : {1u, 2u, 3u, 7u, 11u}) {
     INFO("delivery seed " << seed);
     EngineSim sim(3, seed);
-    auto t1 = fresh_table();
-    auto t2 = fresh_table();
+    auto t1 = vcx::sim::fresh_lease_table();
+    auto t2 = vcx::sim::fresh_lease_table();
     sim.host(1).leases = t1.get();
     sim.host(2).leases = t2.get();
     App a1{sim, 1, *t1};
@@ -139,7 +130,7 @@ TEST_CASE("vclock leases: re-taken without messages, recalled idle and held, exa
 TEST_CASE("vclock leases: a lease of the other kind is given back before a shared lock",
           "[engine][lock][lease]") {
   EngineSim sim(2, 5);
-  auto t1 = fresh_table();
+  auto t1 = vcx::sim::fresh_lease_table();
   sim.host(1).leases = t1.get();
   App a1{sim, 1, *t1};
   const auto l1 = a1.lock(0);  // exclusive, leased after
