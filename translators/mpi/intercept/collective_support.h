@@ -113,7 +113,7 @@ int nonblocking_collective(mpi::Call call, MPI_Comm comm, int root, MPI_Request*
   if (!persistent) make_request_unique(request);
   rt.push(call, collective_event(comm, root, rt.new_request_id(*request)), false);
   rt.remember(*request, role_waits(call, comm, root) ? RequestKind::Waits : RequestKind::Other,
-              persistent, true);
+              persistent, persistent ? Runtime::Life::WaitsInMpi : Runtime::Life::Normal);
   return rc;
 }
 

@@ -153,28 +153,31 @@ std::uint64_t Runtime::this_generation(std::uint64_t key) {
   return with_generation(key, generation);
 }
 
-void Runtime::remember(MPI_Request r, RequestKind k, bool persistent, bool collective) {
-  if ((k == RequestKind::Other && !persistent) || !active() || r == MPI_REQUEST_NULL) return;
+void Runtime::remember(MPI_Request r, RequestKind k, bool persistent, Life life) {
+  const bool waits_in_mpi = life == Life::WaitsInMpi;
+  if ((k == RequestKind::Other && !persistent && !waits_in_mpi) || !active() ||
+      r == MPI_REQUEST_NULL)
+    return;
   const std::uint64_t id = request_id(r);
   lock();
-  insert(id, k, persistent, !persistent, persistent && collective);
-  if (persistent && collective) persistent_collectives_.fetch_add(1, std::memory_order_relaxed);
+  insert(id, k, persistent, !persistent, waits_in_mpi);
+  if (waits_in_mpi) waits_in_mpi_.fetch_add(1, std::memory_order_relaxed);
   unlock();
 }
 
 void Runtime::insert(std::uint64_t key, RequestKind k, bool persistent, bool active,
-                     bool persistent_collective) {
+                     bool waits_in_mpi) {
   if ((request_count_ + 1) * 2 > requests_.size()) {
     std::vector<Entry> old(requests_.size() * 2);
     old.swap(requests_);
     request_count_ = 0;
     for (const Entry& e : old)
-      if (e.used) insert(e.key, e.kind, e.persistent, e.active, e.persistent_collective);
+      if (e.used) insert(e.key, e.kind, e.persistent, e.active, e.waits_in_mpi);
   }
   std::size_t i = mix64(key) & (requests_.size() - 1);
   while (requests_[i].used && requests_[i].key != key) i = (i + 1) & (requests_.size() - 1);
   if (!requests_[i].used) ++request_count_;
-  requests_[i] = Entry{key, k, persistent, active, true, persistent_collective};
+  requests_[i] = Entry{key, k, persistent, active, true, waits_in_mpi};
 }
 
 Runtime::Entry* Runtime::find(std::uint64_t key) {
@@ -218,8 +221,7 @@ void Runtime::erase(std::uint64_t key) {
   std::size_t i = mix64(key) & mask;
   while (requests_[i].used && requests_[i].key != key) i = (i + 1) & mask;
   if (!requests_[i].used) return;
-  if (requests_[i].persistent_collective)
-    persistent_collectives_.fetch_sub(1, std::memory_order_relaxed);
+  if (requests_[i].waits_in_mpi) waits_in_mpi_.fetch_sub(1, std::memory_order_relaxed);
   // Backward-shift deletion keeps probe chains intact without tombstones.
   std::size_t hole = i;
   for (std::size_t j = (i + 1) & mask; requests_[j].used; j = (j + 1) & mask) {

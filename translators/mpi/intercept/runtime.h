@@ -78,10 +78,13 @@ class Runtime {
   // Whether blocking calls yield the core while they wait: the tool needs it
   // (it shares this rank's core) to make the progress the call waits for.
   // MPICH 4.0's test calls do not complete persistent collective requests
-  // (they spin or fail), so while one exists every wait blocks in MPI.
+  // (they spin or fail), nor reliably the generalized requests of MPI-IO's
+  // non-blocking calls (MPI_Testall over several of them trips an assertion,
+  // over a collective one it never progresses), so while such a request
+  // lives every wait blocks in MPI.
   bool yields() const {
     return active() && client_.yield_in_waits() &&
-           persistent_collectives_.load(std::memory_order_relaxed) == 0;
+           waits_in_mpi_.load(std::memory_order_relaxed) == 0;
   }
   // Whether blocking collectives run as their non-blocking forms. MPI never
   // matches a blocking collective with a non-blocking one, so every member
@@ -140,8 +143,12 @@ class Runtime {
   }
 
   // A new request (after new_request_id). Non-persistent requests of kind
-  // Other need no entry.
-  void remember(MPI_Request r, RequestKind k, bool persistent = false, bool collective = false);
+  // Other need no entry, unless waits must block in MPI while they live.
+  enum class Life : std::uint8_t {
+    Normal,
+    WaitsInMpi,  // while it lives, waits block in MPI (see yields())
+  };
+  void remember(MPI_Request r, RequestKind k, bool persistent = false, Life life = Life::Normal);
   // MPI_Start on a persistent request.
   void activate(MPI_Request r);
   // The request with this id completed: its kind, or nullopt when it was an
@@ -187,17 +194,16 @@ class Runtime {
     bool persistent;
     bool active;
     bool used;
-    bool persistent_collective;
+    bool waits_in_mpi;
   };
   Entry* find(std::uint64_t key);
-  void insert(std::uint64_t key, RequestKind k, bool persistent, bool active,
-              bool persistent_collective);
+  void insert(std::uint64_t key, RequestKind k, bool persistent, bool active, bool waits_in_mpi);
   void erase(std::uint64_t key);
   std::vector<Entry> requests_ = std::vector<Entry>(256);
   void find_shared_done_request();
   MPI_Request shared_done_request_ = MPI_REQUEST_NULL;
   std::size_t request_count_ = 0;
-  std::atomic<std::uint32_t> persistent_collectives_{0};  // live ones, see yields()
+  std::atomic<std::uint32_t> waits_in_mpi_{0};  // live Life::WaitsInMpi requests, see yields()
   // Generation of each request handle MPI has returned (MPI_THREAD_MULTIPLE).
   std::unordered_map<std::uint64_t, std::uint32_t> generations_;
 
