@@ -37,9 +37,10 @@ resources.cpp), and so what the "today" rows count:
   under a lease: a lock nobody else asked for is taken again without any
   message, and handed back (Release, ReleaseClock) only when recalled or
   at MPI_Win_free;
-* at the end 1-byte Done messages go up a binomial tree rooted at tool 0
-  (a tool sends its parent one once its whole subtree is done) and 1-byte
-  Terminate messages come down it.
+* at the end 17-byte Done messages go up a binomial tree rooted at tool 0
+  (a tool sends its parent one once its whole subtree is done; without
+  analysis modules nobody sends it again) and 1-byte Terminate messages
+  come down it.
 
 The other variants, each used for a message only when it is smaller:
 
@@ -68,7 +69,8 @@ HEADER = 32          # P2PHeader and CollHeader
 ENTRY = 8            # one clock entry as the engine holds it (uint64): the dense variant
 NARROW = 4           # one entry of the dense layout on the wire (uint32 value)
 PAIR = 8             # index (uint32) + value (uint32): the sparse layout and diff
-CONTROL = 1          # Done, Terminate: one byte, on the control channel
+DONE = 17            # Done: one byte and the analysis messages sent and received (two u64)
+TERMINATE = 1        # Terminate: one byte; both on the control channel
 DIFF_BUDGET = 64 * 2**20  # a tool's memory for baselines (clock_baselines.h), by default
 TCP_FRAME = 8        # the TCP transport's frame header (not counted in bytes)
 
@@ -522,8 +524,8 @@ def tool_memory(pattern, n, msgs, variant):
         for m in pattern_barrier(n):  # MPI_Win_free
             note(m.src, m.dst, m.size[0])
     for r in range(1, n):  # Done up and Terminate down the tree rooted at tool 0
-        note(r, tree_parent(r), CONTROL)
-        note(tree_parent(r), r, CONTROL)
+        note(r, tree_parent(r), DONE)
+        note(tree_parent(r), r, TERMINATE)
 
     best = None
     for r in range(n):

@@ -224,9 +224,10 @@ def run_totals(sim, variant="today+diff"):
         msgs[src] += 1
         nbytes[src] += sizes[vi]
     for r in range(n):                            # along the tree rooted at tool 0:
-        sent = len(tree_children(r, n)) + (r != 0)  # Terminate down, Done up
-        msgs[r] += sent
-        nbytes[r] += sent * model.CONTROL
+        down = len(tree_children(r, n))           # Terminate down
+        up = 1 if r != 0 else 0                   # Done up
+        msgs[r] += down + up
+        nbytes[r] += down * model.TERMINATE + up * model.DONE
     return msgs, nbytes
 
 

@@ -39,8 +39,11 @@ VclockEngine::~VclockEngine() {
 // Program queue
 
 void VclockEngine::enqueue(const CallProgram& program, bool needs_reply) {
+  const std::span<const std::uint8_t> notes =
+      note_observers_.empty() ? std::span<const std::uint8_t>{} : program.notes();
   programs_.push_back(QueuedProgram{program.model(), program.call(), program.clocked(), needs_reply,
-                                    program.event_seq(), program.ops().size()});
+                                    program.event_seq(), program.ops().size(), notes.size()});
+  notes_.insert(notes_.end(), notes.begin(), notes.end());
   const std::size_t first = ops_.size();
   bool resources = false, flags = false;
   for (const Op& op : program.ops()) {
@@ -79,6 +82,8 @@ void VclockEngine::run_programs() {
     }
     finish_program(p);
     ops_.erase(ops_.begin(), ops_.begin() + static_cast<std::ptrdiff_t>(p.op_count));
+    if (p.note_bytes > 0)
+      notes_.erase(notes_.begin(), notes_.begin() + static_cast<std::ptrdiff_t>(p.note_bytes));
     programs_.pop_front();
     head_started_ = false;
   }
@@ -101,6 +106,17 @@ void VclockEngine::finish_program(const QueuedProgram& p) {
     call.clock = clock_.view();
     for (ClockedCallObserver* o : observers_) o->on_clocked_call(call);
     maybe_sweep_flags();
+  }
+  if (p.note_bytes > 0) {
+    NoteBatch batch;
+    batch.rank = self_;
+    batch.model = p.model;
+    batch.call = p.call;
+    batch.call_name = host_.call_name(static_cast<std::uint8_t>(p.model), p.call);
+    batch.clocked = p.clocked;
+    batch.clock = clock_.view();
+    batch.notes = std::span<const std::uint8_t>(notes_.data(), p.note_bytes);
+    for (ClockedCallObserver* o : note_observers_) o->on_notes(batch);
   }
   if (p.needs_reply) host_.reply(p.event_seq);
 }

@@ -65,7 +65,10 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   bool must_not_stall() const override;
   std::string blocked_on() const override;
   std::uint64_t replies_allowed_through() const override;
-  void add_observer(ClockedCallObserver* o) override { observers_.push_back(o); }
+  void add_observer(ClockedCallObserver* o) override {
+    observers_.push_back(o);
+    if (o->wants_notes()) note_observers_.push_back(o);
+  }
   ClockSpan clock() const override { return clock_.view(); }
   std::uint64_t clocked_calls() const override { return clocked_calls_; }
   std::uint64_t leased_acquisitions() const override { return leased_acquisitions_; }
@@ -246,6 +249,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     bool needs_reply;
     std::uint64_t event_seq;
     std::size_t op_count;
+    std::size_t note_bytes;  // its notes, at the front of notes_ when it runs
   };
 
   // Program execution.
@@ -442,6 +446,8 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   std::unordered_map<CollKey, CollState, CollKeyHash> collectives_;
 
   std::vector<ClockedCallObserver*> observers_;
+  std::vector<ClockedCallObserver*> note_observers_;  // those that want notes
+  std::vector<std::uint8_t> notes_;  // the queued programs' notes, in queue order
   std::vector<std::uint8_t> scratch_;
   PeerBaselines baselines_;
 };

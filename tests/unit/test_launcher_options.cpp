@@ -1,5 +1,7 @@
 // vcx-run's command line: the mpiexec-like split between launcher options and
 // the program, and the errors users get.
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "launcher/launcher.h"
@@ -89,9 +91,11 @@ TEST_CASE("launcher options: help wins over everything else", "[launcher]") {
   for (const char* word : {"--trace", "--no-stall", "--modules", "--keep-session", "--verbose",
                            "-n", "64", "70", "127", "128+S", "VCX_START_TIMEOUT", "--version"})
     CHECK(text.find(word) != std::string::npos);
-  // The help names the modules installed, and no other.
+  // The help names the modules installed, the analyses that exist, and no
+  // other.
   CHECK(text.find("installed for --modules: trace, extra") != std::string::npos);
-  CHECK(text.find(" race") == std::string::npos);
+  CHECK(text.find("--analysis") != std::string::npos);
+  CHECK(text.find("comma-separated: race (data") != std::string::npos);
   CHECK(text.find("matches") == std::string::npos);
   CHECK(usage_text({}).find("installed for --modules: none") != std::string::npos);
 }
@@ -221,4 +225,29 @@ TEST_CASE("launcher options: seconds from the environment", "[launcher]") {
   auto err = read_timeouts(Environment({"VCX_STOP_TIMEOUT=soon"}), &d);
   REQUIRE(err);
   CHECK(err->find("VCX_STOP_TIMEOUT") != std::string::npos);
+}
+
+TEST_CASE("launcher options: analyses, their report and exit code", "[launcher]") {
+  auto r = parse({"--analysis", "race", "--report", "out.json", "--race-exit-code", "66", "-n",
+                  "2", "./app"});
+  REQUIRE(r.ok());
+  CHECK(r.options.analyses == std::vector<std::string>{"race"});
+  CHECK(r.options.report_file == std::optional<std::string>("out.json"));
+  CHECK(r.options.race_exit_code == std::optional<int>(66));
+  // The analysis is a module the tools load, once.
+  const auto mods = module_list(r.options);
+  CHECK(std::count(mods.begin(), mods.end(), "race") == 1);
+  auto twice = parse({"--analysis", "race,race", "--modules", "race", "./app"});
+  REQUIRE(twice.ok());
+  const auto mods2 = module_list(twice.options);
+  CHECK(std::count(mods2.begin(), mods2.end(), "race") == 1);
+
+  auto unknown = parse({"--analysis", "matches", "./app"});
+  CHECK(unknown.error == "--analysis: there is no analysis 'matches' (available: race)");
+  auto no_analysis = parse({"--report", "x.json", "./app"});
+  CHECK(no_analysis.error.find("--analysis") != std::string::npos);
+  auto bad_code = parse({"--analysis", "race", "--race-exit-code", "300", "./app"});
+  CHECK(bad_code.error.find("0..255") != std::string::npos);
+  auto code_alone = parse({"--race-exit-code", "3", "./app"});
+  CHECK(code_alone.error.find("--analysis race") != std::string::npos);
 }

@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "launcher/process.h"
+#include "launcher/race_report.h"
 #include "vcx/chaos_settings.h"
 #include "launcher/session.h"
 #include "launcher/stats.h"
@@ -155,6 +156,13 @@ class Supervisor {
  private:
   // Returns an exit code when starting failed, else -1.
   int start_tools() {
+    if (runs_analysis(plan_.options, "race")) {
+      const std::string dir = session_.dir() + "/race";
+      if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+        say("cannot create " + dir + ": " + std::strerror(errno));
+        return kExitToolFailure;
+      }
+    }
     SpawnRequest req;
     req.argv = tool_command(plan_, session_.dir());
     req.file = req.argv[0];
@@ -436,6 +444,7 @@ class Supervisor {
     }
     if (interrupted_ != 0 && app_.started() && app_.group_alive()) app_.signal_group(SIGKILL);
 
+    if (app_.started()) code = report_analyses(code);
     const StatsReport stats = read_stats(session_.dir());
     const bool trouble = code != 0 || tool_failed_ || interrupted_ != 0 || has_rank_trouble(stats);
     if (plan_.options.verbose || trouble) {
@@ -454,6 +463,30 @@ class Supervisor {
     } else if (std::string err = session_.remove(); !err.empty()) {
       say(err);
     }
+    return code;
+  }
+
+  // The analyses' reports: text on stderr, JSON in --report. Returns the
+  // exit code, which --race-exit-code replaces when races were found.
+  int report_analyses(int code) {
+    if (!runs_analysis(plan_.options, "race")) return code;
+    // Source lines come from the files on this machine, never from a
+    // debuginfod server.
+    ::unsetenv("DEBUGINFOD_URLS");
+    const RaceReport race = build_race_report(session_.dir() + "/race", plan_.options.nprocs);
+    for (const auto& p : race.problems) say(p);
+    std::fputs(race.text.c_str(), stderr);
+    std::fflush(stderr);
+    if (plan_.options.report_file) {
+      std::vector<std::string> program{plan_.options.program};
+      program.insert(program.end(), plan_.options.program_args.begin(),
+                     plan_.options.program_args.end());
+      std::ofstream f(*plan_.options.report_file);
+      f << report_document(program, plan_.options.nprocs, race.findings).dump(2) << '\n';
+      if (!f) say("cannot write the report " + *plan_.options.report_file);
+    }
+    if (race.races > 0 && plan_.options.race_exit_code && code != kExitToolFailure)
+      return *plan_.options.race_exit_code;
     return code;
   }
 
@@ -522,6 +555,8 @@ std::vector<std::string> tool_command(const Plan& plan, const std::string& sessi
     cmd.push_back("--option");
     cmd.push_back("trace.dir=" + *plan.trace_dir);
   }
+  if (runs_analysis(plan.options, "race"))
+    append(cmd, {"--option", "race.dir=" + session_dir + "/race"});
   if (const auto& mib = plan.options.clock_diff_mib)
     append(cmd, {"--option", "vclock.diff-bytes=" + std::to_string(*mib << 20)});
   if (plan.options.no_stall) cmd.push_back("--no-stall");

@@ -49,6 +49,13 @@ po::options_description settings_table() {
      "OpenSHMEM: on (default) registers every write that may set a flag at the target PE's "
      "tool before it happens, so that waits merge it; off skips that (each such write then "
      "costs no round trip, and only annotations order flag waits)")
+    ("analysis", po::value<std::vector<std::string>>()->composing()->value_name("a,b"),
+     "analyses to run, comma-separated: race (data races between one-sided accesses: MPI "
+     "RMA); a report goes to stderr at the end")
+    ("report", po::value<std::string>()->value_name("FILE"),
+     "also write the analyses' findings to FILE as JSON (docs/analyses.md)")
+    ("race-exit-code", po::value<std::string>()->value_name("N"),
+     "exit with status N when the race analysis found a race (default: the program's own)")
     ("modules", po::value<std::vector<std::string>>()->composing()->value_name("a,b"),
      "further tool modules to load, comma-separated; may be repeated (the installed ones "
      "are listed below)")
@@ -196,6 +203,20 @@ std::string trim(const std::string& s) {
   if (b == std::string::npos) return {};
   const auto e = s.find_last_not_of(" \t");
   return s.substr(b, e - b + 1);
+}
+
+// The names of a repeatable, comma-separated option (--modules a,b --modules
+// c), in order, trimmed, empty ones dropped.
+std::vector<std::string> names_of(const po::variables_map& vm, const char* option) {
+  std::vector<std::string> out;
+  if (!vm.count(option)) return out;
+  for (const auto& item : vm[option].as<std::vector<std::string>>()) {
+    std::stringstream parts(item);
+    std::string name;
+    while (std::getline(parts, name, ','))
+      if (!(name = trim(name)).empty()) out.push_back(name);
+  }
+  return out;
 }
 
 const char* const kSynopsis =
@@ -540,21 +561,48 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
       return r;
     }
   }
-  if (vm.count("modules")) {
-    for (const auto& item : vm["modules"].as<std::vector<std::string>>()) {
-      std::stringstream parts(item);
-      std::string name;
-      while (std::getline(parts, name, ',')) {
-        name = trim(name);
-        if (name.empty()) continue;
-        if (!valid_module_name(name)) {
-          r.error =
-              "--modules: '" + name + "' is not a module name (letters, digits, '_', '-', '.')";
-          return r;
-        }
-        o.extra_modules.push_back(name);
-      }
+  for (const auto& name : names_of(vm, "modules")) {
+    if (!valid_module_name(name)) {
+      r.error = "--modules: '" + name + "' is not a module name (letters, digits, '_', '-', '.')";
+      return r;
     }
+    o.extra_modules.push_back(name);
+  }
+  for (const auto& name : names_of(vm, "analysis")) {
+    const auto& known = known_analyses();
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      r.error = "--analysis: there is no analysis '" + name + "' (available: " + list + ")";
+      return r;
+    }
+    if (std::find(o.analyses.begin(), o.analyses.end(), name) == o.analyses.end())
+      o.analyses.push_back(name);
+  }
+  if (vm.count("report")) {
+    o.report_file = vm["report"].as<std::string>();
+    if (o.report_file->empty()) {
+      r.error = "--report needs a file name";
+      return r;
+    }
+    if (o.analyses.empty()) {
+      r.error = "--report writes the findings of analyses: add one with --analysis (e.g. race)";
+      return r;
+    }
+  }
+  if (vm.count("race-exit-code")) {
+    const std::string v = trim(vm["race-exit-code"].as<std::string>());
+    char* end = nullptr;
+    const long n = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || n < 0 || n > 255) {
+      r.error = "--race-exit-code must be an exit status 0..255, not '" + v + "'";
+      return r;
+    }
+    if (std::find(o.analyses.begin(), o.analyses.end(), "race") == o.analyses.end()) {
+      r.error = "--race-exit-code needs the race analysis: add --analysis race";
+      return r;
+    }
+    o.race_exit_code = static_cast<int>(n);
   }
   if (o.program.empty()) {
     r.error = std::string("no program given: ") + kSynopsis;
@@ -578,7 +626,7 @@ std::string usage_text(const std::vector<std::string>& installed_modules) {
            for (const auto& m : installed_modules) list += (list.empty() ? "" : ", ") + m;
            return list;
          }())
-      << "\n  (trace is also loaded by --trace DIR)\n\n"
+      << "\n  (trace is also loaded by --trace DIR, race by --analysis race)\n\n"
       << "mpiexec's options:\n"
          "  -genv NAME VALUE and -env NAME VALUE set a variable for the application's ranks,\n"
          "  -l and -prepend-rank label their output lines, -bind-to X binds them as the\n"
@@ -623,6 +671,8 @@ std::string usage_text(const std::vector<std::string>& installed_modules) {
 std::vector<std::string> module_list(const LaunchOptions& options) {
   std::vector<std::string> mods{"vclock"};
   if (options.trace_dir) mods.push_back("trace");
+  for (const auto& m : options.analyses)
+    if (std::find(mods.begin(), mods.end(), m) == mods.end()) mods.push_back(m);
   for (const auto& m : options.extra_modules)
     if (std::find(mods.begin(), mods.end(), m) == mods.end()) mods.push_back(m);
   return mods;

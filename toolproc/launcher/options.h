@@ -46,6 +46,9 @@ struct LaunchOptions {
   bool version = false;
   bool dry_run = false;
   std::vector<std::string> extra_modules;  // from --modules, in order, split at commas
+  std::vector<std::string> analyses;       // from --analysis, in order, split at commas
+  std::optional<std::string> report_file;  // --report FILE: the analyses' findings as JSON
+  std::optional<int> race_exit_code;       // --race-exit-code N
   std::optional<std::string> hostfile;     // -f: hydra host file, for both jobs
   int ppn = 0;                             // ranks per node, 0: the launcher's default
   std::string placement = "none";          // none | split | shared | a placement file
@@ -85,8 +88,20 @@ const char* launcher_name(LauncherKind k);
 // The --help text, naming the modules installed in the plugin directory.
 std::string usage_text(const std::vector<std::string>& installed_modules);
 
-// The tool modules to load: vclock, trace when tracing, then --modules,
-// without duplicates.
+// The analyses --analysis accepts (each a module of that name).
+inline const std::vector<std::string>& known_analyses() {
+  static const std::vector<std::string> names{"race"};
+  return names;
+}
+
+inline bool runs_analysis(const LaunchOptions& o, const std::string& name) {
+  for (const auto& a : o.analyses)
+    if (a == name) return true;
+  return false;
+}
+
+// The tool modules to load: vclock, trace when tracing, the analyses, then
+// --modules, without duplicates.
 std::vector<std::string> module_list(const LaunchOptions& options);
 
 // A duration in seconds from the environment ("60", "0.5"); nullopt when

@@ -30,7 +30,9 @@ namespace {
 // no tool needs a connection to every other one: Done goes up once a tool's
 // whole subtree is done, Terminate comes down.
 enum class ControlMsg : std::uint8_t {
-  Done = 1,       // to the parent: my subtree's applications finished, their queues are empty
+  Done = 1,       // to the parent: my subtree's applications finished, their queues are
+                  // empty; then the analysis messages its tools sent and received
+                  // (two u64), again whenever those change
   Terminate = 2,  // from the parent: everyone is done, stop
   Abort = 3,      // to everyone: stop now; the reason follows
 };
@@ -66,6 +68,8 @@ ToolProcess::ToolProcess(ToolOptions opts, Rank rank, std::uint32_t size)
       tree_parent_(BinomialTree(size, 0).parent(rank.value).value_or(rank.value)) {}
 
 ToolProcess::~ToolProcess() {
+  // Modules' handlers are code of their plugins: gone before the plugins are.
+  links_.clear();
   plugins_.clear();
   for (auto& p : loaded_) unload_plugin(p);
   consumer_.reset();
@@ -116,6 +120,9 @@ std::string ToolProcess::prepare() {
   transport_->set_handler(PeerChannel::Control, [this](Rank src, std::span<const std::uint8_t> b) {
     on_control_message(src, b);
   });
+  transport_->set_handler(PeerChannel::Analysis, [this](Rank src, std::span<const std::uint8_t> b) {
+    on_analysis_message(src, b);
+  });
   transport_->set_error_handler([this](Rank peer, const std::string& what) {
     if (terminate_) return;
     // Once this tool's subtree is done, the others stop as soon as
@@ -141,7 +148,10 @@ std::string ToolProcess::prepare() {
       io_, opts_.channel == "tcp" ? channel::ChannelKind::Tcp : channel::ChannelKind::Shm,
       opts_.token);
   app_listener_->on_admit([this](const channel::AttachHello& h) { return admit_app(h); });
-  app_listener_->on_attached([this](int fd, const channel::AttachHello&) { on_app_attached(fd); });
+  app_listener_->on_attached([this](int fd, const channel::AttachHello& h) {
+    app_pid_ = h.pid;
+    on_app_attached(fd);
+  });
   app_listener_->on_refused([](channel::AttachStatus, const std::string& why) {
     spdlog::warn("refused an application connection: {}", why);
   });
@@ -182,6 +192,68 @@ void ToolProcess::load_plugins() {
       engine_->add_observer(o);
     }
   }
+}
+
+// ---------------------------------------------------------------------------
+// Analysis modules
+
+// Messages of module `id_` start with that byte; the same module has the
+// same id in every tool, since every tool loads the same modules in order.
+class ToolProcess::ModuleLink final : public AnalysisLink {
+ public:
+  ModuleLink(ToolProcess& tool, std::string name, std::uint8_t id)
+      : tool_(tool), name_(std::move(name)), id_(id) {}
+  void send(Rank dst, std::span<const std::uint8_t> payload) override {
+    if (tool_.done_sent_)
+      spdlog::warn("module {} sent a message after its tool was done; it may be lost", name_);
+    buf_.resize(payload.size() + 1);
+    buf_[0] = id_;
+    if (!payload.empty()) std::memcpy(buf_.data() + 1, payload.data(), payload.size());
+    ++tool_.analysis_counts_.sent;
+    tool_.transport_->send(dst, PeerChannel::Analysis, buf_);
+  }
+  void set_handler(Handler h) override { handler_ = std::move(h); }
+  const std::string& name() const { return name_; }
+  void deliver(Rank src, std::span<const std::uint8_t> payload) {
+    if (handler_) handler_(src, payload);
+  }
+
+ private:
+  ToolProcess& tool_;
+  std::string name_;
+  std::uint8_t id_;
+  Handler handler_;
+  std::vector<std::uint8_t> buf_;
+};
+
+AnalysisLink* ToolProcess::analysis_link(const char* module) {
+  for (auto& l : links_)
+    if (l->name() == module) return l.get();
+  if (!transport_ || links_.size() >= 255) return nullptr;
+  links_.push_back(
+      std::make_unique<ModuleLink>(*this, module, static_cast<std::uint8_t>(links_.size())));
+  return links_.back().get();
+}
+
+void ToolProcess::on_analysis_message(Rank src, std::span<const std::uint8_t> b) {
+  ++analysis_counts_.received;
+  if (!b.empty() && b[0] < links_.size()) links_[b[0]]->deliver(src, b.subspan(1));
+  maybe_report_done();
+}
+
+bool ToolProcess::notes_wanted() const {
+  for (const ClockedCallObserver* o : observers_)
+    if (o->wants_notes()) return true;
+  return false;
+}
+
+ToolProcess::Counts ToolProcess::subtree_counts() const {
+  Counts c = analysis_counts_;
+  for (const auto& [child, cc] : child_counts_) {
+    c.sent += cc.sent;
+    c.received += cc.received;
+  }
+  return c;
 }
 
 const char* ToolProcess::call_name(std::uint8_t model, std::uint16_t call) const {
@@ -401,10 +473,19 @@ void ToolProcess::settle_app() {
 void ToolProcess::on_control_message(Rank src, std::span<const std::uint8_t> b) {
   if (b.empty()) return;
   switch (static_cast<ControlMsg>(b[0])) {
-    case ControlMsg::Done:
-      ++children_done_;
+    case ControlMsg::Done: {
+      Counts c;
+      if (b.size() >= 1 + 2 * sizeof(std::uint64_t)) {
+        std::memcpy(&c.sent, b.data() + 1, sizeof c.sent);
+        std::memcpy(&c.received, b.data() + 1 + sizeof c.sent, sizeof c.received);
+      }
+      if (child_counts_.emplace(src.value, c).second)
+        ++children_done_;
+      else
+        child_counts_[src.value] = c;  // the subtree's counts changed
       maybe_report_done();
       break;
+    }
     case ControlMsg::Terminate:
       terminate_children();
       break;
@@ -450,18 +531,31 @@ void ToolProcess::maybe_write_progress() {
   }
 }
 
+// A subtree is done when its applications finished and their calls are
+// analysed. The run ends when the whole tree is and every analysis message
+// sent has arrived: modules send none once their tool is done, so the sums
+// over all tools' reports are final for "sent", and "received" reaches them.
 void ToolProcess::maybe_report_done() {
-  if (done_sent_ || aborted_) return;
-  if (app_state_ != AppState::Finalized || !engine_->idle()) return;
-  const BinomialTree tree(size_, 0);
-  if (children_done_ < tree.child_count(rank_.value)) return;
-  done_sent_ = true;
+  if (aborted_ || terminate_) return;
+  if (!done_sent_) {
+    if (app_state_ != AppState::Finalized || !engine_->idle()) return;
+    const BinomialTree tree(size_, 0);
+    if (children_done_ < tree.child_count(rank_.value)) return;
+    done_sent_ = true;
+  }
+  const Counts c = subtree_counts();
   if (rank_.value == 0) {
-    terminate_children();  // everyone is done
+    if (c.sent == c.received) terminate_children();  // everyone is done
     return;
   }
-  const auto what = static_cast<std::uint8_t>(ControlMsg::Done);
-  transport_->send(Rank{tree_parent_}, PeerChannel::Control, {&what, 1});
+  if (reported_counts_ == c && reported_once_) return;
+  reported_counts_ = c;
+  reported_once_ = true;
+  std::uint8_t msg[1 + 2 * sizeof(std::uint64_t)];
+  msg[0] = static_cast<std::uint8_t>(ControlMsg::Done);
+  std::memcpy(msg + 1, &c.sent, sizeof c.sent);
+  std::memcpy(msg + 1 + sizeof c.sent, &c.received, sizeof c.received);
+  transport_->send(Rank{tree_parent_}, PeerChannel::Control, msg);
 }
 
 void ToolProcess::abort_all(const std::string& why, bool logged) {

@@ -9,9 +9,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tool_options.h"
+#include "vcx/analysis.h"
 #include "vcx/app_listener.h"
 #include "vcx/asio.h"
 #include "vcx/call_program.h"
@@ -58,6 +60,9 @@ class ToolProcess final : public ToolHost {
   channel::LeaseTable* app_leases() override {
     return block_.control ? &block_.control->leases : nullptr;
   }
+  bool notes_wanted() const override;
+  AnalysisLink* analysis_link(const char* module) override;
+  std::int32_t app_pid() const override { return app_pid_; }
 
  private:
   AppListener::Decision admit_app(const channel::AttachHello& hello);
@@ -130,6 +135,23 @@ class ToolProcess final : public ToolHost {
 
   bool done_sent_ = false;          // this tool's subtree is done (reported to the parent)
   std::uint32_t children_done_ = 0;  // children in the tree that reported Done
+
+  // Analysis messages (vcx/analysis.h): modules send them only before their
+  // tool is done, so the run may end once every one sent has arrived. Each
+  // Done carries its subtree's counts and is sent again when they change.
+  class ModuleLink;
+  std::vector<std::unique_ptr<ModuleLink>> links_;  // by the id byte their messages start with
+  void on_analysis_message(Rank src, std::span<const std::uint8_t> b);
+  struct Counts {
+    std::uint64_t sent = 0, received = 0;
+    bool operator==(const Counts&) const = default;
+  };
+  Counts subtree_counts() const;
+  Counts analysis_counts_;                      // this tool's own
+  std::unordered_map<std::uint32_t, Counts> child_counts_;  // per child in the tree, from its last Done
+  Counts reported_counts_;                      // in the last Done sent
+  bool reported_once_ = false;
+  std::int32_t app_pid_ = 0;
   std::uint32_t tree_parent_ = 0;    // the parent in the tree (tool 0: itself)
   bool terminate_ = false;
   bool aborted_ = false;

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
+#include "vcx/analysis.h"
 #include "vcx/channel/event_record.h"
 #include "vcx/types.h"
 
@@ -149,17 +151,33 @@ class CallProgram {
     event_seq_ = event_seq;
     clocked_ = false;
     ops_.clear();
+    notes_.clear();
   }
   Model model() const { return model_; }
   std::uint16_t call() const { return call_; }
   std::uint64_t event_seq() const { return event_seq_; }
   bool clocked() const { return clocked_; }
   std::span<const Op> ops() const { return ops_; }
+  // Notes for the analyses (vcx/analysis.h), handed to them after the
+  // program ran.
+  std::span<const std::uint8_t> notes() const { return notes_; }
 
   // Translators fill the program through these.
   void set_call(std::uint16_t call) { call_ = call; }
   void mark_clocked() { clocked_ = true; }
   void push(const Op& op) { ops_.push_back(op); }
+  // A note: `payload`, then the values of `tail` (a CompletionNote's ids).
+  template <class T>
+  void add_note(NoteKind kind, const T& payload, std::span<const std::uint64_t> tail = {}) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const NoteHeader h{kind, 0, static_cast<std::uint32_t>(sizeof(T) + tail.size_bytes())};
+    const std::size_t at = notes_.size();
+    notes_.resize(at + sizeof h + h.bytes);
+    std::memcpy(notes_.data() + at, &h, sizeof h);
+    std::memcpy(notes_.data() + at + sizeof h, &payload, sizeof(T));
+    if (!tail.empty())
+      std::memcpy(notes_.data() + at + sizeof h + sizeof(T), tail.data(), tail.size_bytes());
+  }
 
  private:
   Model model_{};
@@ -167,6 +185,7 @@ class CallProgram {
   std::uint64_t event_seq_ = 0;
   bool clocked_ = false;
   std::vector<Op> ops_;  // capacity kept between events
+  std::vector<std::uint8_t> notes_;  // likewise
 };
 
 }  // namespace vcx

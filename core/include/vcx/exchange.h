@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 
+#include "vcx/analysis.h"
 #include "vcx/call_program.h"
 #include "vcx/types.h"
 #include "vcx/vector_clock.h"
@@ -85,7 +86,12 @@ class ClockedCallObserver {
  public:
   virtual ~ClockedCallObserver() = default;
   virtual void on_clocked_call(const ClockedCall& call) = 0;
-  // The application is gone (normally or not); write what is buffered.
+  // The notes of a call program (vcx/analysis.h), in program order, after
+  // on_clocked_call for a clocked one. Only observers that want_notes().
+  virtual void on_notes(const NoteBatch& batch) { (void)batch; }
+  virtual bool wants_notes() const { return false; }
+  // The application is gone (normally or not), or the run ends: write what
+  // is buffered and what was found so far. May come more than once.
   virtual void flush() {}
 };
 

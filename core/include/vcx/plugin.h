@@ -12,7 +12,7 @@
 namespace vcx {
 
 // Bumped whenever a header seen by plugins changes incompatibly.
-inline constexpr std::uint32_t kPluginAbiVersion = 3;
+inline constexpr std::uint32_t kPluginAbiVersion = 4;
 inline constexpr const char* kPluginEntryPoint = "vcx_plugin_descriptor";
 
 class ExchangeEngine;
@@ -20,6 +20,7 @@ class Translator;
 class ClockedCallObserver;
 class PeerTransport;
 class ToolHost;
+class AnalysisLink;
 namespace channel {
 struct LeaseTable;
 }
@@ -65,6 +66,19 @@ class ToolHost {
   // nullptr where the channel has no shared memory: locks are then never
   // leased.
   virtual channel::LeaseTable* app_leases() { return nullptr; }
+
+  // For analysis modules (vcx/analysis.h). Whether some module wants the
+  // translators' notes: without one they write none.
+  virtual bool notes_wanted() const { return false; }
+  // The link of the module named `module` to its instances in the other
+  // tools (one per module name; nullptr where the host has no transport).
+  virtual AnalysisLink* analysis_link(const char* module) {
+    (void)module;
+    return nullptr;
+  }
+  // The application process's id once it attached (0 before): analyses read
+  // its memory map, on the same node, to name code addresses later.
+  virtual std::int32_t app_pid() const { return 0; }
 };
 
 }  // namespace vcx

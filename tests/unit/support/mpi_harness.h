@@ -331,7 +331,11 @@ inline std::vector<Op> ops(const CallProgram& p) { return {p.ops().begin(), p.op
 
 inline CallProgram win_create(Tx& tx, std::uint64_t comm, std::uint64_t win,
                               Call call = Call::Win_create) {
-  return tx.feed(Event::of(call, WinCreateEvent{comm, win}));
+  WinCreateEvent e{};
+  e.comm = comm;
+  e.win = win;
+  e.disp_unit = 1;
+  return tx.feed(Event::of(call, e));
 }
 // Fence, free, complete, wait/test (arg: the flag; the interceptor reports
 // MPI_Win_wait with 1), lock/unlock (rank: the target in the window's group;

@@ -241,6 +241,12 @@ namespace vcx::mpi {
   X(Win_unlock, WinUnlock, None) \
   X(Win_lock_all, WinLockAll, None) \
   X(Win_unlock_all, WinUnlockAll, None) \
+  X(Win_flush, WinFlush, None) \
+  X(Win_flush_all, WinFlush, None) \
+  X(Win_flush_local, WinFlush, None) \
+  X(Win_flush_local_all, WinFlush, None) \
+  X(Win_attach, WinAttach, None) \
+  X(Win_detach, WinAttach, None) \
   X(Put, RmaAccess, None) \
   X(Put_c, RmaAccess, None) \
   X(Get, RmaAccess, None) \
@@ -296,7 +302,7 @@ enum class Family : std::uint8_t {
   Init, Finalize, Abort, Send, SendInit, Recv, Irecv, RecvInit, Start, RequestFree, Mprobe,
   Mrecv, Cancel, Completion, Sendrecv, Isendrecv, Collective, Icollective, Pcollective, CommCreate,
   CommFree, WinCreate, WinFree, WinFence, WinPost, WinStart, WinComplete, WinWait, WinLock,
-  WinUnlock, WinLockAll, WinUnlockAll, RmaAccess, Annotate,
+  WinUnlock, WinLockAll, WinUnlockAll, WinFlush, WinAttach, RmaAccess, Annotate,
 };
 enum class CollKind : std::uint8_t { None, AllToAll, OneToAll, AllToOne, Prefix, Neighbor };
 
@@ -462,6 +468,19 @@ struct CommCreateEvent {
 struct WinCreateEvent {
   std::uint64_t comm;
   std::uint64_t win;
+  std::uint64_t base;       // this member's memory (0: dynamic, or none)
+  std::uint64_t bytes;
+  std::uint64_t pc;         // the application's return address
+  std::uint32_t disp_unit;
+  std::uint32_t reserved;
+};
+
+// MPI_Win_attach / MPI_Win_detach of a dynamic window.
+struct WinAttachEvent {
+  std::uint64_t win;
+  std::uint64_t base;
+  std::uint64_t bytes;  // attach only
+  std::uint64_t pc;
 };
 
 // Fence, free, complete, wait/test, lock/unlock, lock_all/unlock_all.
@@ -496,19 +515,39 @@ enum class RmaKind : std::uint8_t {
   Put = 0, Get = 1, Accumulate = 2, GetAccumulate = 3, FetchAndOp = 4, CompareAndSwap = 5,
 };
 
-// One data access of one-sided communication: not clocked, recorded for the
-// race analysis.
+// RmaAccessEvent::flags.
+inline constexpr std::uint8_t kRmaNoOp = 1;             // op is MPI_NO_OP: the target is only read
+inline constexpr std::uint8_t kRmaTargetDense = 2;      // the target datatype has no gaps
+inline constexpr std::uint8_t kRmaOriginDense = 4;      // nor the origin datatype
+inline constexpr std::uint8_t kRmaResultDense = 8;      // nor the result datatype
+
+// One data access of one-sided communication: not clocked; the race
+// analysis sees it (translated into notes, vcx/analysis.h).
 struct RmaAccessEvent {
   std::uint64_t win;
-  std::uint64_t origin_addr;   // the origin buffer
-  std::uint64_t origin_bytes;  // its extent (count × type extent)
+  std::uint64_t origin_addr;   // the origin buffer (read), 0 where MPI ignores it
+  std::uint64_t origin_bytes;  // its span (count × extent)
+  std::uint64_t result_addr;   // the result buffer (written by gets and fetching atomics)
+  std::uint64_t result_bytes;  // its span
   std::int64_t target_disp;    // in the target's displacement units
   std::uint64_t target_bytes;  // count × target type size
   std::uint64_t request;       // request-based forms; 0 otherwise
+  std::uint64_t pc;            // the application's return address
   std::int32_t target_rank;    // in the window's group; the translator maps it
   std::uint32_t target_extent; // the target datatype's extent
+  std::uint32_t op;            // accumulate family: the MPI_Op's handle bits
+  std::uint32_t basic_type;    // accumulate family: the predefined datatype the target type is made of
   RmaKind kind;
-  std::uint8_t reserved[7];
+  std::uint8_t flags;          // kRma*
+  std::uint16_t reserved;
+  // Without kRmaTargetDense: how many RmaBlocks follow, the bytes the target
+  // datatype touches from the target address (0: not described).
+  std::uint32_t target_blocks;
+};
+
+struct RmaBlock {
+  std::int64_t offset;  // bytes from the target address
+  std::uint64_t bytes;
 };
 
 struct CommFreeEvent {  // MPI_Comm_free, MPI_Comm_disconnect
@@ -544,10 +583,12 @@ static_assert(sizeof(AbortEvent) == 16);
 static_assert(sizeof(CommCreateEvent) == 48);
 static_assert(sizeof(CommFreeEvent) == 8);
 static_assert(sizeof(AnnotateEvent) == 24);
-static_assert(sizeof(WinCreateEvent) == 16);
+static_assert(sizeof(WinCreateEvent) == 48);
+static_assert(sizeof(WinAttachEvent) == 32);
 static_assert(sizeof(WinEvent) == 16);
 static_assert(sizeof(WinGroupEvent) == 16);
-static_assert(sizeof(RmaAccessEvent) == 64);
+static_assert(sizeof(RmaAccessEvent) == 96);
+static_assert(sizeof(RmaBlock) == 16);
 static_assert(std::is_trivially_copyable_v<CommCreateEvent>);
 
 }  // namespace vcx::mpi

@@ -8,6 +8,7 @@
 // the lock. MPI_Win_unlock hands the lock back after MPI's unlock returned.
 // A lock nobody else asked for stays with this process as a lease: taking it
 // again asks nobody (vcx/channel/lease_table.h).
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -20,9 +21,20 @@ using vcx::mpi::RmaKind;
 
 namespace {
 
-void report_window(Call call, MPI_Comm comm, MPI_Win win) {
+// A new window, with this member's memory (the race analysis compares
+// accesses by their bytes in it).
+void report_window(Call call, MPI_Comm comm, MPI_Win win, const void* base, MPI_Aint bytes,
+                   MPI_Aint disp_unit, void* pc) {
   Runtime& rt = runtime();
-  if (rt.active()) rt.push(call, vcx::mpi::WinCreateEvent{comm_handle(comm), window_handle(win)}, false);
+  if (!rt.active()) return;
+  vcx::mpi::WinCreateEvent ev{};
+  ev.comm = comm_handle(comm);
+  ev.win = window_handle(win);
+  ev.base = reinterpret_cast<std::uint64_t>(base);
+  ev.bytes = static_cast<std::uint64_t>(bytes);
+  ev.pc = reinterpret_cast<std::uint64_t>(pc);
+  ev.disp_unit = static_cast<std::uint32_t>(disp_unit);
+  rt.push(call, ev, false);
 }
 
 // What a lease allows, as the tool publishes it: 1 for a shared lock.
@@ -67,26 +79,215 @@ std::uint64_t type_span(MPI_Count count, MPI_Datatype type) {
   return static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(extent);
 }
 
-// One data access, recorded for the race analysis (never waited for).
-void record(Call call, RmaKind kind, const void* origin, MPI_Count origin_count,
-            MPI_Datatype origin_type, int target_rank, MPI_Aint target_disp,
-            MPI_Count target_count, MPI_Datatype target_type, MPI_Win win,
-            const MPI_Request* request = nullptr) {
-  Runtime& rt = runtime();
-  if (!rt.active()) return;
-  vcx::mpi::RmaAccessEvent ev{};
-  ev.win = window_handle(win);
-  ev.origin_addr = reinterpret_cast<std::uint64_t>(origin);
-  ev.origin_bytes = origin_type == MPI_DATATYPE_NULL ? 0 : type_span(origin_count, origin_type);
-  ev.target_disp = target_disp;
-  ev.target_bytes = type_bytes(target_count, target_type);
-  ev.request = request ? rt.new_request_id(*request) : 0;
-  ev.target_rank = target_rank;
+// Whether a datatype's data fills its extent without gaps, from offset 0:
+// then `count` of them are one contiguous range of bytes.
+bool dense(MPI_Datatype t) {
+  if (t == MPI_DATATYPE_NULL) return false;
+  MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  PMPI_Type_size_x(t, &size);
+  PMPI_Type_get_extent_x(t, &lb, &extent);
+  PMPI_Type_get_true_extent_x(t, &true_lb, &true_extent);
+  return lb == 0 && true_lb == 0 && size == extent && size == true_extent;
+}
+
+// The predefined datatype a derived one is made of (accumulate operations
+// allow only one), found through the type's constructors.
+MPI_Datatype basic_of(MPI_Datatype t) {
+  for (int depth = 0; depth < 32; ++depth) {
+    int ints = 0, addresses = 0, types = 0, combiner = 0;
+    PMPI_Type_get_envelope(t, &ints, &addresses, &types, &combiner);
+    if (combiner == MPI_COMBINER_NAMED || types < 1) return t;
+    std::vector<int> i(static_cast<std::size_t>(ints));
+    std::vector<MPI_Aint> a(static_cast<std::size_t>(addresses));
+    std::vector<MPI_Datatype> d(static_cast<std::size_t>(types));
+    PMPI_Type_get_contents(t, ints, addresses, types, i.data(), a.data(), d.data());
+    // Every constituent of an accumulate's type is the same basic type.
+    const MPI_Datatype next = d[0];
+    for (MPI_Datatype& x : d) {
+      int ni = 0, na = 0, nd = 0, c = 0;
+      PMPI_Type_get_envelope(x, &ni, &na, &nd, &c);
+      if (c != MPI_COMBINER_NAMED && x != next) PMPI_Type_free(&x);
+    }
+    if (depth > 0) PMPI_Type_free(&t);  // a copy get_contents handed out
+    t = next;
+  }
+  return t;
+}
+
+// The bytes `count` elements of a datatype occupy, as blocks from the
+// buffer's start (the type map, merged where blocks touch), for datatypes
+// with gaps. At most kMaxBlocks; false beyond that or for constructors not
+// described (subarray, darray): the access is then not checked.
+constexpr std::size_t kMaxBlocks = 256;
+
+bool flatten(MPI_Datatype t, std::int64_t at, std::vector<vcx::mpi::RmaBlock>& out, int depth);
+
+bool flatten_each(MPI_Datatype t, std::int64_t at, std::int64_t count, std::int64_t step,
+                  std::vector<vcx::mpi::RmaBlock>& out, int depth) {
+  for (std::int64_t k = 0; k < count; ++k)
+    if (!flatten(t, at + k * step, out, depth)) return false;
+  return true;
+}
+
+MPI_Aint extent_of(MPI_Datatype t) {
   MPI_Aint lb = 0, extent = 0;
-  PMPI_Type_get_extent(target_type, &lb, &extent);
+  PMPI_Type_get_extent(t, &lb, &extent);
+  return extent;
+}
+
+bool flatten(MPI_Datatype t, std::int64_t at, std::vector<vcx::mpi::RmaBlock>& out, int depth) {
+  if (depth > 16 || out.size() > kMaxBlocks) return false;
+  int ni = 0, na = 0, nd = 0, combiner = 0;
+  PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
+  if (combiner == MPI_COMBINER_NAMED) {
+    int size = 0;
+    PMPI_Type_size(t, &size);
+    if (size == 0) return true;
+    if (!out.empty() && out.back().offset + static_cast<std::int64_t>(out.back().bytes) == at)
+      out.back().bytes += static_cast<std::uint64_t>(size);
+    else
+      out.push_back(vcx::mpi::RmaBlock{at, static_cast<std::uint64_t>(size)});
+    return out.size() <= kMaxBlocks;
+  }
+  std::vector<int> i(static_cast<std::size_t>(ni));
+  std::vector<MPI_Aint> a(static_cast<std::size_t>(na));
+  std::vector<MPI_Datatype> d(static_cast<std::size_t>(nd));
+  PMPI_Type_get_contents(t, ni, na, nd, i.data(), a.data(), d.data());
+  bool ok = true;
+  auto elem = [&](std::size_t k) { return static_cast<std::int64_t>(extent_of(d[k])); };
+  switch (combiner) {
+    case MPI_COMBINER_DUP:
+    case MPI_COMBINER_RESIZED: ok = flatten(d[0], at, out, depth + 1); break;
+    case MPI_COMBINER_CONTIGUOUS: ok = flatten_each(d[0], at, i[0], elem(0), out, depth + 1); break;
+    case MPI_COMBINER_VECTOR:
+    case MPI_COMBINER_HVECTOR: {
+      const std::int64_t stride =
+          combiner == MPI_COMBINER_VECTOR ? i[2] * elem(0) : static_cast<std::int64_t>(a[0]);
+      for (int k = 0; ok && k < i[0]; ++k)
+        ok = flatten_each(d[0], at + k * stride, i[1], elem(0), out, depth + 1);
+      break;
+    }
+    case MPI_COMBINER_INDEXED:
+    case MPI_COMBINER_HINDEXED:
+      for (int k = 0; ok && k < i[0]; ++k) {
+        const std::int64_t disp = combiner == MPI_COMBINER_INDEXED
+                                      ? i[static_cast<std::size_t>(i[0] + 1 + k)] * elem(0)
+                                      : static_cast<std::int64_t>(a[static_cast<std::size_t>(k)]);
+        ok = flatten_each(d[0], at + disp, i[static_cast<std::size_t>(1 + k)], elem(0), out,
+                          depth + 1);
+      }
+      break;
+    case MPI_COMBINER_INDEXED_BLOCK:
+    case MPI_COMBINER_HINDEXED_BLOCK:
+      for (int k = 0; ok && k < i[0]; ++k) {
+        const std::int64_t disp = combiner == MPI_COMBINER_INDEXED_BLOCK
+                                      ? i[static_cast<std::size_t>(2 + k)] * elem(0)
+                                      : static_cast<std::int64_t>(a[static_cast<std::size_t>(k)]);
+        ok = flatten_each(d[0], at + disp, i[1], elem(0), out, depth + 1);
+      }
+      break;
+    case MPI_COMBINER_STRUCT:
+      for (int k = 0; ok && k < i[0]; ++k)
+        ok = flatten_each(d[static_cast<std::size_t>(k)],
+                          at + static_cast<std::int64_t>(a[static_cast<std::size_t>(k)]),
+                          i[static_cast<std::size_t>(1 + k)], elem(static_cast<std::size_t>(k)),
+                          out, depth + 1);
+      break;
+    default: ok = false;  // subarray, darray, ...: not described
+  }
+  for (MPI_Datatype& x : d) {
+    int a1 = 0, a2 = 0, a3 = 0, c = 0;
+    PMPI_Type_get_envelope(x, &a1, &a2, &a3, &c);
+    if (c != MPI_COMBINER_NAMED) PMPI_Type_free(&x);
+  }
+  return ok;
+}
+
+// The blocks of `count` elements of `t`, sorted and merged; false when they
+// are not described.
+bool type_blocks(MPI_Count count, MPI_Datatype t, std::vector<vcx::mpi::RmaBlock>& out) {
+  out.clear();
+  const std::int64_t extent = extent_of(t);
+  if (!flatten_each(t, 0, count, extent, out, 0) || out.size() > kMaxBlocks) return false;
+  std::sort(out.begin(), out.end(),
+            [](const vcx::mpi::RmaBlock& x, const vcx::mpi::RmaBlock& y) { return x.offset < y.offset; });
+  std::size_t n = 0;
+  for (const auto& b : out) {
+    if (n > 0 && out[n - 1].offset + static_cast<std::int64_t>(out[n - 1].bytes) >= b.offset) {
+      const std::int64_t end = std::max(out[n - 1].offset + static_cast<std::int64_t>(out[n - 1].bytes),
+                                         b.offset + static_cast<std::int64_t>(b.bytes));
+      out[n - 1].bytes = static_cast<std::uint64_t>(end - out[n - 1].offset);
+    } else {
+      out[n++] = b;
+    }
+  }
+  out.resize(n);
+  return true;
+}
+
+// One data call as the race analysis sees it.
+struct Access {
+  Call call;
+  RmaKind kind;
+  const void* origin = nullptr;
+  MPI_Count origin_count = 0;
+  MPI_Datatype origin_type = MPI_DATATYPE_NULL;
+  const void* result = nullptr;
+  MPI_Count result_count = 0;
+  MPI_Datatype result_type = MPI_DATATYPE_NULL;
+  int target_rank = MPI_PROC_NULL;
+  MPI_Aint target_disp = 0;
+  MPI_Count target_count = 0;
+  MPI_Datatype target_type = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+  MPI_Win win = MPI_WIN_NULL;
+  const MPI_Request* request = nullptr;
+  void* pc = nullptr;  // the application's return address
+};
+
+// Recorded, never waited for.
+void record(const Access& x) {
+  Runtime& rt = runtime();
+  if (!rt.active() || x.target_rank == MPI_PROC_NULL) return;
+  vcx::mpi::RmaAccessEvent ev{};
+  ev.win = window_handle(x.win);
+  const bool ignores_origin = x.op == MPI_NO_OP && x.kind != RmaKind::Put;
+  if (x.origin && !ignores_origin && x.origin_type != MPI_DATATYPE_NULL) {
+    ev.origin_addr = reinterpret_cast<std::uint64_t>(x.origin);
+    ev.origin_bytes = type_span(x.origin_count, x.origin_type);
+    if (dense(x.origin_type)) ev.flags |= vcx::mpi::kRmaOriginDense;
+  }
+  if (x.result && x.result_type != MPI_DATATYPE_NULL) {
+    ev.result_addr = reinterpret_cast<std::uint64_t>(x.result);
+    ev.result_bytes = type_span(x.result_count, x.result_type);
+    if (dense(x.result_type)) ev.flags |= vcx::mpi::kRmaResultDense;
+  }
+  ev.target_disp = x.target_disp;
+  ev.target_bytes = type_bytes(x.target_count, x.target_type);
+  if (dense(x.target_type)) ev.flags |= vcx::mpi::kRmaTargetDense;
+  ev.request = x.request ? rt.new_request_id(*x.request) : 0;
+  ev.pc = reinterpret_cast<std::uint64_t>(x.pc);
+  ev.target_rank = x.target_rank;
+  MPI_Aint lb = 0, extent = 0;
+  PMPI_Type_get_extent(x.target_type, &lb, &extent);
   ev.target_extent = static_cast<std::uint32_t>(extent);
-  ev.kind = kind;
-  rt.push(call, ev, false);
+  if (x.op != MPI_OP_NULL || x.kind == RmaKind::CompareAndSwap) {
+    ev.op = static_cast<std::uint32_t>(handle_bits(x.op));
+    ev.basic_type = static_cast<std::uint32_t>(handle_bits(basic_of(x.target_type)));
+    if (x.op == MPI_NO_OP) ev.flags |= vcx::mpi::kRmaNoOp;
+  }
+  ev.kind = x.kind;
+  // A target datatype with gaps: the blocks it touches follow the event.
+  thread_local std::vector<vcx::mpi::RmaBlock> blocks;
+  blocks.clear();
+  if (!(ev.flags & vcx::mpi::kRmaTargetDense) && type_blocks(x.target_count, x.target_type, blocks))
+    ev.target_blocks = static_cast<std::uint32_t>(blocks.size());
+  const std::size_t tail = blocks.size() * sizeof(vcx::mpi::RmaBlock);
+  auto* p = static_cast<std::uint8_t*>(rt.begin(x.call, sizeof ev + tail, false));
+  if (!p) return;
+  std::memcpy(p, &ev, sizeof ev);
+  if (tail) std::memcpy(p + sizeof ev, blocks.data(), tail);
+  rt.commit();
 }
 
 }  // namespace
@@ -98,48 +299,60 @@ extern "C" {
 int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                    MPI_Win* win) {
   const int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
-  if (rc == MPI_SUCCESS) report_window(Call::Win_create, comm, *win);
+  if (rc == MPI_SUCCESS)
+    report_window(Call::Win_create, comm, *win, base, size, disp_unit, __builtin_return_address(0));
   return rc;
 }
 #if MPI_VERSION >= 4
 int MPI_Win_create_c(void* base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                      MPI_Win* win) {
   const int rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
-  if (rc == MPI_SUCCESS) report_window(Call::Win_create_c, comm, *win);
+  if (rc == MPI_SUCCESS)
+    report_window(Call::Win_create_c, comm, *win, base, size, disp_unit,
+                  __builtin_return_address(0));
   return rc;
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
                      MPI_Win* win) {
   const int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-  if (rc == MPI_SUCCESS) report_window(Call::Win_allocate, comm, *win);
+  if (rc == MPI_SUCCESS)
+    report_window(Call::Win_allocate, comm, *win, *static_cast<void**>(baseptr), size, disp_unit,
+                  __builtin_return_address(0));
   return rc;
 }
 #if MPI_VERSION >= 4
 int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                        void* baseptr, MPI_Win* win) {
   const int rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
-  if (rc == MPI_SUCCESS) report_window(Call::Win_allocate_c, comm, *win);
+  if (rc == MPI_SUCCESS)
+    report_window(Call::Win_allocate_c, comm, *win, *static_cast<void**>(baseptr), size, disp_unit,
+                  __builtin_return_address(0));
   return rc;
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                             void* baseptr, MPI_Win* win) {
   const int rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
-  if (rc == MPI_SUCCESS) report_window(Call::Win_allocate_shared, comm, *win);
+  if (rc == MPI_SUCCESS)
+    report_window(Call::Win_allocate_shared, comm, *win, *static_cast<void**>(baseptr), size, disp_unit,
+                  __builtin_return_address(0));
   return rc;
 }
 #if MPI_VERSION >= 4
 int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                               void* baseptr, MPI_Win* win) {
   const int rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
-  if (rc == MPI_SUCCESS) report_window(Call::Win_allocate_shared_c, comm, *win);
+  if (rc == MPI_SUCCESS)
+    report_window(Call::Win_allocate_shared_c, comm, *win, *static_cast<void**>(baseptr), size, disp_unit,
+                  __builtin_return_address(0));
   return rc;
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
   const int rc = PMPI_Win_create_dynamic(info, comm, win);
-  if (rc == MPI_SUCCESS) report_window(Call::Win_create_dynamic, comm, *win);
+  if (rc == MPI_SUCCESS)
+    report_window(Call::Win_create_dynamic, comm, *win, nullptr, 0, 1, __builtin_return_address(0));
   return rc;
 }
 
@@ -274,196 +487,279 @@ int MPI_Win_unlock_all(MPI_Win win) {
 }
 
 // ---- data calls ----
-
-int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
-            int target_rank, MPI_Aint target_disp, int target_count,
-            MPI_Datatype target_datatype, MPI_Win win) {
-  record(Call::Put, RmaKind::Put, origin_addr, origin_count, origin_datatype, target_rank,
-         target_disp, target_count, target_datatype, win);
+// Each records its accesses with the caller's return address: the line the
+// race analysis reports. Request-based forms record once the request exists.
+int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int
+    target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+    {
+  record(Access{.call = Call::Put, .kind = RmaKind::Put, .origin = origin_addr, .origin_count =
+         origin_count, .origin_type = origin_datatype, .target_rank = target_rank, .target_disp =
+         target_disp, .target_count = target_count, .target_type = target_datatype, .win = win, .pc
+         = __builtin_return_address(0)});
   return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                  target_count, target_datatype, win);
+    target_count, target_datatype, win);
 }
 #if MPI_VERSION >= 4
-int MPI_Put_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-              int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-              MPI_Datatype target_datatype, MPI_Win win) {
-  record(Call::Put_c, RmaKind::Put, origin_addr, origin_count, origin_datatype, target_rank,
-         target_disp, target_count, target_datatype, win);
+int MPI_Put_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int
+    target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win
+    win) {
+  record(Access{.call = Call::Put_c, .kind = RmaKind::Put, .origin = origin_addr, .origin_count =
+         origin_count, .origin_type = origin_datatype, .target_rank = target_rank, .target_disp =
+         target_disp, .target_count = target_count, .target_type = target_datatype, .win = win, .pc
+         = __builtin_return_address(0)});
   return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                    target_count, target_datatype, win);
+    target_count, target_datatype, win);
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
-  record(Call::Get, RmaKind::Get, origin_addr, origin_count, origin_datatype, target_rank,
-         target_disp, target_count, target_datatype, win);
+    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+  record(Access{.call = Call::Get, .kind = RmaKind::Get, .result = origin_addr, .result_count =
+         origin_count, .result_type = origin_datatype, .target_rank = target_rank, .target_disp =
+         target_disp, .target_count = target_count, .target_type = target_datatype, .win = win, .pc
+         = __builtin_return_address(0)});
   return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                  target_count, target_datatype, win);
+    target_count, target_datatype, win);
 }
 #if MPI_VERSION >= 4
-int MPI_Get_c(void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-              int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-              MPI_Datatype target_datatype, MPI_Win win) {
-  record(Call::Get_c, RmaKind::Get, origin_addr, origin_count, origin_datatype, target_rank,
-         target_disp, target_count, target_datatype, win);
+int MPI_Get_c(void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int
+    target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win
+    win) {
+  record(Access{.call = Call::Get_c, .kind = RmaKind::Get, .result = origin_addr, .result_count =
+         origin_count, .result_type = origin_datatype, .target_rank = target_rank, .target_disp =
+         target_disp, .target_count = target_count, .target_type = target_datatype, .win = win, .pc
+         = __builtin_return_address(0)});
   return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                    target_count, target_datatype, win);
+    target_count, target_datatype, win);
 }
 #endif  // MPI_VERSION >= 4
-int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                   int target_rank, MPI_Aint target_disp, int target_count,
-                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-  record(Call::Accumulate, RmaKind::Accumulate, origin_addr, origin_count, origin_datatype,
-         target_rank, target_disp, target_count, target_datatype, win);
+int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int
+    target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+    MPI_Win win) {
+  record(Access{.call = Call::Accumulate, .kind = RmaKind::Accumulate, .origin = origin_addr,
+         .origin_count = origin_count, .origin_type = origin_datatype, .target_rank = target_rank,
+         .target_disp = target_disp, .target_count = target_count, .target_type = target_datatype,
+         .op = op, .win = win, .pc = __builtin_return_address(0)});
   return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                         target_count, target_datatype, op, win);
+    target_count, target_datatype, op, win);
 }
 #if MPI_VERSION >= 4
-int MPI_Accumulate_c(const void* origin_addr, MPI_Count origin_count,
-                     MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-                     MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                     MPI_Win win) {
-  record(Call::Accumulate_c, RmaKind::Accumulate, origin_addr, origin_count, origin_datatype,
-         target_rank, target_disp, target_count, target_datatype, win);
+int MPI_Accumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+    int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+    MPI_Op op, MPI_Win win) {
+  record(Access{.call = Call::Accumulate_c, .kind = RmaKind::Accumulate, .origin = origin_addr,
+         .origin_count = origin_count, .origin_type = origin_datatype, .target_rank = target_rank,
+         .target_disp = target_disp, .target_count = target_count, .target_type = target_datatype,
+         .op = op, .win = win, .pc = __builtin_return_address(0)});
   return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                           target_count, target_datatype, op, win);
+    target_count, target_datatype, op, win);
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                       void* result_addr, int result_count, MPI_Datatype result_datatype,
-                       int target_rank, MPI_Aint target_disp, int target_count,
-                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-  record(Call::Get_accumulate, RmaKind::GetAccumulate, origin_addr, origin_count,
-         origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-  return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr,
-                             result_count, result_datatype, target_rank, target_disp,
-                             target_count, target_datatype, op, win);
+    void* result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint
+    target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  record(Access{.call = Call::Get_accumulate, .kind = RmaKind::GetAccumulate, .origin = origin_addr,
+         .origin_count = origin_count, .origin_type = origin_datatype, .result = result_addr,
+         .result_count = result_count, .result_type = result_datatype, .target_rank = target_rank,
+         .target_disp = target_disp, .target_count = target_count, .target_type = target_datatype,
+         .op = op, .win = win, .pc = __builtin_return_address(0)});
+  return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+    result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 }
 #if MPI_VERSION >= 4
-int MPI_Get_accumulate_c(const void* origin_addr, MPI_Count origin_count,
-                         MPI_Datatype origin_datatype, void* result_addr, MPI_Count result_count,
-                         MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                         MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                         MPI_Win win) {
-  record(Call::Get_accumulate_c, RmaKind::GetAccumulate, origin_addr, origin_count,
-         origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+int MPI_Get_accumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype
+    origin_datatype, void* result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int
+    target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op
+    op, MPI_Win win) {
+  record(Access{.call = Call::Get_accumulate_c, .kind = RmaKind::GetAccumulate, .origin =
+         origin_addr, .origin_count = origin_count, .origin_type = origin_datatype, .result =
+         result_addr, .result_count = result_count, .result_type = result_datatype, .target_rank =
+         target_rank, .target_disp = target_disp, .target_count = target_count, .target_type =
+         target_datatype, .op = op, .win = win, .pc = __builtin_return_address(0)});
   return PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr,
-                               result_count, result_datatype, target_rank, target_disp,
-                               target_count, target_datatype, op, win);
+    result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+    win);
 }
 #endif  // MPI_VERSION >= 4
-int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
-                     int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
-  record(Call::Fetch_and_op, RmaKind::FetchAndOp, origin_addr, 1, datatype, target_rank,
-         target_disp, 1, datatype, win);
-  return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
-}
-int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr,
-                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
-                         MPI_Win win) {
-  record(Call::Compare_and_swap, RmaKind::CompareAndSwap, origin_addr, 1, datatype, target_rank,
-         target_disp, 1, datatype, win);
-  return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank,
-                               target_disp, win);
-}
-
-// Request-based forms: recorded once the request exists.
-int MPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, int target_count,
-             MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
+int MPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int
+    target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+    MPI_Request* request) {
   const int rc = PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                           target_count, target_datatype, win, request);
+    target_count, target_datatype, win, request);
   if (rc == MPI_SUCCESS)
-    record(Call::Rput, RmaKind::Put, origin_addr, origin_count, origin_datatype, target_rank,
-           target_disp, target_count, target_datatype, win, request);
+    record(Access{.call = Call::Rput, .kind = RmaKind::Put, .origin = origin_addr, .origin_count =
+           origin_count, .origin_type = origin_datatype, .target_rank = target_rank, .target_disp =
+           target_disp, .target_count = target_count, .target_type = target_datatype, .win = win,
+           .request = request, .pc = __builtin_return_address(0)});
   return rc;
 }
 #if MPI_VERSION >= 4
-int MPI_Rput_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-               MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
-  const int rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank,
-                             target_disp, target_count, target_datatype, win, request);
+int MPI_Rput_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int
+    target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win
+    win, MPI_Request* request) {
+  const int rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+    target_count, target_datatype, win, request);
   if (rc == MPI_SUCCESS)
-    record(Call::Rput_c, RmaKind::Put, origin_addr, origin_count, origin_datatype, target_rank,
-           target_disp, target_count, target_datatype, win, request);
+    record(Access{.call = Call::Rput_c, .kind = RmaKind::Put, .origin = origin_addr, .origin_count =
+           origin_count, .origin_type = origin_datatype, .target_rank = target_rank, .target_disp =
+           target_disp, .target_count = target_count, .target_type = target_datatype, .win = win,
+           .request = request, .pc = __builtin_return_address(0)});
   return rc;
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-             MPI_Request* request) {
+    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request*
+    request) {
   const int rc = PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                           target_count, target_datatype, win, request);
+    target_count, target_datatype, win, request);
   if (rc == MPI_SUCCESS)
-    record(Call::Rget, RmaKind::Get, origin_addr, origin_count, origin_datatype, target_rank,
-           target_disp, target_count, target_datatype, win, request);
+    record(Access{.call = Call::Rget, .kind = RmaKind::Get, .result = origin_addr, .result_count =
+           origin_count, .result_type = origin_datatype, .target_rank = target_rank, .target_disp =
+           target_disp, .target_count = target_count, .target_type = target_datatype, .win = win,
+           .request = request, .pc = __builtin_return_address(0)});
   return rc;
 }
 #if MPI_VERSION >= 4
-int MPI_Rget_c(void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-               MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
-  const int rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank,
-                             target_disp, target_count, target_datatype, win, request);
+int MPI_Rget_c(void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int
+    target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win
+    win, MPI_Request* request) {
+  const int rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+    target_count, target_datatype, win, request);
   if (rc == MPI_SUCCESS)
-    record(Call::Rget_c, RmaKind::Get, origin_addr, origin_count, origin_datatype, target_rank,
-           target_disp, target_count, target_datatype, win, request);
+    record(Access{.call = Call::Rget_c, .kind = RmaKind::Get, .result = origin_addr, .result_count =
+           origin_count, .result_type = origin_datatype, .target_rank = target_rank, .target_disp =
+           target_disp, .target_count = target_count, .target_type = target_datatype, .win = win,
+           .request = request, .pc = __builtin_return_address(0)});
   return rc;
 }
 #endif  // MPI_VERSION >= 4
-int MPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                    int target_rank, MPI_Aint target_disp, int target_count,
-                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request) {
+int MPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int
+    target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+    MPI_Win win, MPI_Request* request) {
   const int rc = PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank,
-                                  target_disp, target_count, target_datatype, op, win, request);
+    target_disp, target_count, target_datatype, op, win, request);
   if (rc == MPI_SUCCESS)
-    record(Call::Raccumulate, RmaKind::Accumulate, origin_addr, origin_count, origin_datatype,
-           target_rank, target_disp, target_count, target_datatype, win, request);
+    record(Access{.call = Call::Raccumulate, .kind = RmaKind::Accumulate, .origin = origin_addr,
+           .origin_count = origin_count, .origin_type = origin_datatype, .target_rank = target_rank,
+           .target_disp = target_disp, .target_count = target_count, .target_type = target_datatype,
+           .op = op, .win = win, .request = request, .pc = __builtin_return_address(0)});
   return rc;
 }
 #if MPI_VERSION >= 4
-int MPI_Raccumulate_c(const void* origin_addr, MPI_Count origin_count,
-                      MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-                      MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                      MPI_Win win, MPI_Request* request) {
+int MPI_Raccumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+    int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+    MPI_Op op, MPI_Win win, MPI_Request* request) {
   const int rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank,
-                                    target_disp, target_count, target_datatype, op, win, request);
+    target_disp, target_count, target_datatype, op, win, request);
   if (rc == MPI_SUCCESS)
-    record(Call::Raccumulate_c, RmaKind::Accumulate, origin_addr, origin_count, origin_datatype,
-           target_rank, target_disp, target_count, target_datatype, win, request);
+    record(Access{.call = Call::Raccumulate_c, .kind = RmaKind::Accumulate, .origin = origin_addr,
+           .origin_count = origin_count, .origin_type = origin_datatype, .target_rank = target_rank,
+           .target_disp = target_disp, .target_count = target_count, .target_type = target_datatype,
+           .op = op, .win = win, .request = request, .pc = __builtin_return_address(0)});
   return rc;
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                        void* result_addr, int result_count, MPI_Datatype result_datatype,
-                        int target_rank, MPI_Aint target_disp, int target_count,
-                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                        MPI_Request* request) {
+    void* result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint
+    target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+    MPI_Request* request) {
   const int rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr,
-                                      result_count, result_datatype, target_rank, target_disp,
-                                      target_count, target_datatype, op, win, request);
+    result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
+    request);
   if (rc == MPI_SUCCESS)
-    record(Call::Rget_accumulate, RmaKind::GetAccumulate, origin_addr, origin_count,
-           origin_datatype, target_rank, target_disp, target_count, target_datatype, win,
-           request);
+    record(Access{.call = Call::Rget_accumulate, .kind = RmaKind::GetAccumulate, .origin =
+           origin_addr, .origin_count = origin_count, .origin_type = origin_datatype, .result =
+           result_addr, .result_count = result_count, .result_type = result_datatype, .target_rank =
+           target_rank, .target_disp = target_disp, .target_count = target_count, .target_type =
+           target_datatype, .op = op, .win = win, .request = request, .pc =
+           __builtin_return_address(0)});
   return rc;
 }
 #if MPI_VERSION >= 4
-int MPI_Rget_accumulate_c(const void* origin_addr, MPI_Count origin_count,
-                          MPI_Datatype origin_datatype, void* result_addr, MPI_Count result_count,
-                          MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                          MPI_Win win, MPI_Request* request) {
+int MPI_Rget_accumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype
+    origin_datatype, void* result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int
+    target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op
+    op, MPI_Win win, MPI_Request* request) {
   const int rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr,
-                                        result_count, result_datatype, target_rank, target_disp,
-                                        target_count, target_datatype, op, win, request);
+    result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
+    request);
   if (rc == MPI_SUCCESS)
-    record(Call::Rget_accumulate_c, RmaKind::GetAccumulate, origin_addr, origin_count,
-           origin_datatype, target_rank, target_disp, target_count, target_datatype, win,
-           request);
+    record(Access{.call = Call::Rget_accumulate_c, .kind = RmaKind::GetAccumulate, .origin =
+           origin_addr, .origin_count = origin_count, .origin_type = origin_datatype, .result =
+           result_addr, .result_count = result_count, .result_type = result_datatype, .target_rank =
+           target_rank, .target_disp = target_disp, .target_count = target_count, .target_type =
+           target_datatype, .op = op, .win = win, .request = request, .pc =
+           __builtin_return_address(0)});
   return rc;
 }
 #endif  // MPI_VERSION >= 4
+int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
+                     int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+  record(Access{.call = Call::Fetch_and_op, .kind = RmaKind::FetchAndOp, .origin = origin_addr,
+                .origin_count = 1, .origin_type = datatype, .result = result_addr,
+                .result_count = 1, .result_type = datatype, .target_rank = target_rank,
+                .target_disp = target_disp, .target_count = 1, .target_type = datatype, .op = op,
+                .win = win, .pc = __builtin_return_address(0)});
+  return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
+}
+// The compare buffer is read like the origin buffer; only the origin
+// buffer is recorded.
+int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr,
+                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                         MPI_Win win) {
+  record(Access{.call = Call::Compare_and_swap, .kind = RmaKind::CompareAndSwap,
+                .origin = origin_addr, .origin_count = 1, .origin_type = datatype,
+                .result = result_addr, .result_count = 1, .result_type = datatype,
+                .target_rank = target_rank, .target_disp = target_disp, .target_count = 1,
+                .target_type = datatype, .win = win, .pc = __builtin_return_address(0)});
+  return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank,
+                               target_disp, win);
+}
+
+// ---- completion without synchronisation: flushes; memory of dynamic windows ----
+
+int MPI_Win_flush(int rank, MPI_Win win) {
+  const int rc = PMPI_Win_flush(rank, win);
+  if (rc == MPI_SUCCESS && runtime().active()) push_win(Call::Win_flush, win, rank, 0, false);
+  return rc;
+}
+int MPI_Win_flush_all(MPI_Win win) {
+  const int rc = PMPI_Win_flush_all(win);
+  if (rc == MPI_SUCCESS && runtime().active()) push_win(Call::Win_flush_all, win, 0, 0, false);
+  return rc;
+}
+int MPI_Win_flush_local(int rank, MPI_Win win) {
+  const int rc = PMPI_Win_flush_local(rank, win);
+  if (rc == MPI_SUCCESS && runtime().active())
+    push_win(Call::Win_flush_local, win, rank, 0, false);
+  return rc;
+}
+int MPI_Win_flush_local_all(MPI_Win win) {
+  const int rc = PMPI_Win_flush_local_all(win);
+  if (rc == MPI_SUCCESS && runtime().active())
+    push_win(Call::Win_flush_local_all, win, 0, 0, false);
+  return rc;
+}
+
+int MPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
+  const int rc = PMPI_Win_attach(win, base, size);
+  Runtime& rt = runtime();
+  if (rc == MPI_SUCCESS && rt.active())
+    rt.push(Call::Win_attach,
+            vcx::mpi::WinAttachEvent{window_handle(win), reinterpret_cast<std::uint64_t>(base),
+                                     static_cast<std::uint64_t>(size),
+                                     reinterpret_cast<std::uint64_t>(__builtin_return_address(0))},
+            false);
+  return rc;
+}
+int MPI_Win_detach(MPI_Win win, const void* base) {
+  const int rc = PMPI_Win_detach(win, base);
+  Runtime& rt = runtime();
+  if (rc == MPI_SUCCESS && rt.active())
+    rt.push(Call::Win_detach,
+            vcx::mpi::WinAttachEvent{window_handle(win), reinterpret_cast<std::uint64_t>(base), 0,
+                                     reinterpret_cast<std::uint64_t>(__builtin_return_address(0))},
+            false);
+  return rc;
+}
 
 }  // extern "C"

@@ -60,7 +60,7 @@ void MpiTranslator::translate(const EventHeader& ev, ExchangeControl& ctl, CallP
     case Family::Pcollective: on_pcollective(call, p.as<CollectiveEvent>()); break;
     case Family::CommCreate: on_comm_create(call, p.data(), p.size(), ctl); break;
     case Family::CommFree: on_comm_free(p.as<CommFreeEvent>()); break;
-    case Family::WinCreate: on_win_create(p.as<WinCreateEvent>(), ctl); break;
+    case Family::WinCreate: on_win_create(call, p.as<WinCreateEvent>(), ctl, out); break;
     case Family::WinPost:
     case Family::WinStart: on_win_group(kCallFamily[ev.type], p.data(), p.size(), ctl, out); break;
     case Family::WinFree:
@@ -71,7 +71,9 @@ void MpiTranslator::translate(const EventHeader& ev, ExchangeControl& ctl, CallP
     case Family::WinUnlock:
     case Family::WinLockAll:
     case Family::WinUnlockAll: on_win(kCallFamily[ev.type], p.as<WinEvent>(), ctl, out); break;
-    case Family::RmaAccess: break;  // not clocked; recorded for the race analysis
+    case Family::RmaAccess: on_rma_access(call, p.as<RmaAccessEvent>(), p, out); break;
+    case Family::WinFlush: on_win_flush(call, p.as<WinEvent>(), out); break;
+    case Family::WinAttach: on_win_attach(call, p.as<WinAttachEvent>(), out); break;
     case Family::Annotate: on_annotate(call, p.as<AnnotateEvent>(), ctl, out); break;
   }
 }

@@ -129,9 +129,29 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
     // nothing either.
     std::unordered_set<std::uint32_t> held_nocheck;  // MPI_Win_lock, by target
     bool all_nocheck = false;                         // MPI_Win_lock_all
+    // Accesses of data calls not complete yet (for the analyses' notes).
+    struct OpenAccess {
+      std::uint64_t id;
+      std::uint32_t target;  // world rank
+      bool local;            // complete once the operation is locally complete
+      std::uint64_t request; // request-based forms: the request, 0 otherwise
+    };
+    std::vector<OpenAccess> open;
   };
   using WinPtr = std::shared_ptr<WinData>;
-  void on_win_create(const WinCreateEvent& e, ExchangeControl& ctl);
+  void on_win_create(Call call, const WinCreateEvent& e, ExchangeControl& ctl, CallProgram& out);
+  // Notes for the analyses (vcx/analysis.h): accesses of data calls, and
+  // where synchronisation completes them.
+  bool notes_wanted();
+  static std::uint64_t space_of(GroupId win, Rank member);
+  void on_rma_access(Call call, const RmaAccessEvent& e, const class Payload& p, CallProgram& out);
+  void on_win_flush(Call call, const WinEvent& e, CallProgram& out);
+  void on_win_attach(Call call, const WinAttachEvent& e, CallProgram& out);
+  // Completes the open accesses of `w` that `which` selects.
+  template <class Which>
+  void complete_accesses(WinData& w, CallProgram& out, Which&& which);
+  // A completed request of a request-based data call.
+  bool complete_rma_request(std::uint64_t request, CallProgram& out);
   void on_win(Family f, const WinEvent& e, ExchangeControl& ctl, CallProgram& out);
   void on_win_group(Family f, const std::uint8_t* payload, std::size_t size, ExchangeControl& ctl,
                     CallProgram& out);
@@ -160,6 +180,12 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   std::unordered_map<GroupId, std::weak_ptr<CommData>> by_id_;
   std::unordered_map<std::uint64_t, Request> requests_;
   std::unordered_map<std::uint64_t, WinPtr> windows_;
+  // Request-based data calls whose request is not complete: request → window.
+  std::unordered_map<std::uint64_t, WinPtr> rma_requests_;
+  std::uint64_t next_access_id_ = 0;
+  std::uint16_t windows_made_ = 0;  // this rank's windows, in creation order
+  std::vector<std::uint64_t> completed_;  // scratch for CompletionNote ids
+  int notes_wanted_ = -1;  // unknown until the first question
   // Matched probes: the message handle → its receive and communicator.
   std::unordered_map<std::uint64_t, std::pair<ReceiveToken, CommPtr>> messages_;
   // Constructors collective over a group or a pair of groups, by key.

@@ -283,7 +283,10 @@ void MpiTranslator::on_completion(const std::uint8_t* payload, std::size_t size,
     if (!read_array(payload, size, sizeof head + i * sizeof c, 1, &c))
       host_.fatal("mpi: truncated completion event");
     auto it = requests_.find(c.request);
-    if (it == requests_.end()) continue;  // a request vcx does not clock
+    if (it == requests_.end()) {
+      complete_rma_request(c.request, out);  // a request vcx does not clock
+      continue;
+    }
     Request local;
     Request& r = it->second.persistent ? it->second : local;
     if (!it->second.persistent) {

@@ -27,7 +27,8 @@ MpiTranslator::WinData& MpiTranslator::win(std::uint64_t handle) {
   return *it->second;
 }
 
-void MpiTranslator::on_win_create(const WinCreateEvent& e, ExchangeControl& ctl) {
+void MpiTranslator::on_win_create(Call call, const WinCreateEvent& e, ExchangeControl& ctl,
+                                  CallProgram& out) {
   // Windows are made collectively over their communicator, like
   // communicators, and numbered in the same sequence.
   const CommPtr& c = comm(e.comm);
@@ -37,7 +38,147 @@ void MpiTranslator::on_win_create(const WinCreateEvent& e, ExchangeControl& ctl)
   const Rank lowest = *std::min_element(w->members.begin(), w->members.end());
   w->id = GroupId{hash_combine(derived_comm_id(c->id, n, lowest).value, 0x57494e44ULL)};
   ctl.register_group(w->id, w->members);
+  if (notes_wanted()) {
+    // This member's memory, which accesses name by displacement.
+    const bool dynamic = call == Call::Win_create_dynamic;
+    RegionNote r{};
+    r.space = space_of(w->id, self_);
+    r.base = dynamic ? 0 : e.base;
+    r.bytes = dynamic ? 0 : e.bytes;
+    r.pc = e.pc;
+    r.unit = dynamic ? 1 : (e.disp_unit == 0 ? 1 : e.disp_unit);
+    r.kind = dynamic ? RegionKind::MpiDynamicWindow : RegionKind::MpiWindow;
+    r.ordinal = windows_made_;
+    out.add_note(NoteKind::Region, r);
+  }
+  ++windows_made_;
   windows_[e.win] = std::move(w);
+}
+
+bool MpiTranslator::notes_wanted() {
+  if (notes_wanted_ < 0) notes_wanted_ = host_.notes_wanted() ? 1 : 0;
+  return notes_wanted_ == 1;
+}
+
+std::uint64_t MpiTranslator::space_of(GroupId win, Rank member) {
+  return hash_combine(hash_combine(win.value, member.value), 0x4d454d4f5259ULL);
+}
+
+// A data call accesses the target range (written by puts and accumulates,
+// read by gets; the accumulate family atomically) and its origin and result
+// buffers here (read and written). The target side is complete when the
+// operation is complete at the target (fence, complete, unlock, flush), the
+// buffers when it is complete locally (also flush_local, and the request's
+// completion); a fetching operation has read the target once its result is
+// here, so its target side completes locally too.
+void MpiTranslator::on_rma_access(Call call, const RmaAccessEvent& e, const Payload& p,
+                                  CallProgram& out) {
+  if (!notes_wanted()) return;
+  auto wit = windows_.find(e.win);
+  if (wit == windows_.end()) win(e.win);  // fatal: an unknown window
+  WinData& w = *wit->second;
+  const Rank target = world_of(w.members, e.target_rank);
+  const bool fetching = e.kind != RmaKind::Put && e.kind != RmaKind::Accumulate;
+  const bool atomic = e.kind != RmaKind::Put && e.kind != RmaKind::Get;
+  auto add = [&](std::uint64_t space, std::uint64_t offset, std::uint64_t bytes, Rank owner,
+                 AccessMode mode, bool is_atomic, bool local, std::int64_t byte_offset = 0) {
+    AccessNote a{};
+    a.id = ++next_access_id_;
+    a.space = space;
+    a.offset = offset;
+    a.byte_offset = byte_offset;
+    a.bytes = bytes;
+    a.pc = e.pc;
+    a.owner = owner.value;
+    if (is_atomic) {
+      // Compare-and-swap is an operation of its own.
+      a.atomic_op = e.kind == RmaKind::CompareAndSwap ? 0xffffffffu : e.op;
+      if (a.atomic_op == 0) a.atomic_op = 0xfffffffeu;
+      a.atomic_type = e.basic_type;
+      if (e.flags & kRmaNoOp) a.flags |= kAccessAtomicRead;
+    }
+    a.call = static_cast<std::uint16_t>(call);
+    a.mode = mode;
+    out.add_note(NoteKind::Access, a);
+    w.open.push_back(WinData::OpenAccess{a.id, target.value, local, e.request});
+  };
+  const bool reads_only = e.kind == RmaKind::Get || (e.flags & kRmaNoOp);
+  const AccessMode target_mode = reads_only ? AccessMode::Read : AccessMode::Write;
+  if (e.flags & kRmaTargetDense) {
+    add(space_of(w.id, target), static_cast<std::uint64_t>(e.target_disp), e.target_bytes,
+        target, target_mode, atomic, fetching);
+  } else {
+    // A datatype with gaps: one access per block it touches, offsets in
+    // bytes from the target address. A type the interceptor did not
+    // describe is left out rather than widened to its extent, which could
+    // invent races.
+    RmaBlock b;
+    for (std::uint32_t i = 0; i < e.target_blocks; ++i) {
+      if (!read_array(p.data(), p.size(), sizeof e + i * sizeof b, 1, &b)) break;
+      add(space_of(w.id, target), static_cast<std::uint64_t>(e.target_disp), b.bytes, target,
+          target_mode, atomic, fetching, b.offset);
+    }
+  }
+  if (e.origin_addr && e.origin_bytes && (e.flags & kRmaOriginDense))
+    add(0, e.origin_addr, e.origin_bytes, self_, AccessMode::Read, false, true);
+  if (e.result_addr && e.result_bytes && (e.flags & kRmaResultDense))
+    add(0, e.result_addr, e.result_bytes, self_, AccessMode::Write, false, true);
+  if (e.request) rma_requests_[e.request] = wit->second;
+}
+
+template <class Which>
+void MpiTranslator::complete_accesses(WinData& w, CallProgram& out, Which&& which) {
+  if (w.open.empty()) return;
+  completed_.clear();
+  std::size_t kept = 0;
+  for (const WinData::OpenAccess& a : w.open) {
+    if (which(a))
+      completed_.push_back(a.id);
+    else
+      w.open[kept++] = a;
+  }
+  w.open.resize(kept);
+  if (completed_.empty()) return;
+  out.add_note(NoteKind::Completion,
+               CompletionNote{static_cast<std::uint32_t>(completed_.size()), 0}, completed_);
+}
+
+bool MpiTranslator::complete_rma_request(std::uint64_t request, CallProgram& out) {
+  auto it = rma_requests_.find(request);
+  if (it == rma_requests_.end()) return false;
+  const WinPtr w = std::move(it->second);
+  rma_requests_.erase(it);
+  // MPI_Rput and MPI_Raccumulate requests complete locally; MPI_Rget and
+  // MPI_Rget_accumulate ones have their data, so they read the target too.
+  complete_accesses(*w, out, [&](const WinData::OpenAccess& a) {
+    return a.request == request && a.local;
+  });
+  return true;
+}
+
+void MpiTranslator::on_win_flush(Call call, const WinEvent& e, CallProgram& out) {
+  if (!notes_wanted()) return;
+  WinData& w = win(e.win);
+  const bool all = call == Call::Win_flush_all || call == Call::Win_flush_local_all;
+  const bool local = call == Call::Win_flush_local || call == Call::Win_flush_local_all;
+  const std::uint32_t target = all ? 0 : world_of(w.members, e.rank).value;
+  complete_accesses(w, out, [&](const WinData::OpenAccess& a) {
+    return (all || a.target == target) && (!local || a.local);
+  });
+}
+
+void MpiTranslator::on_win_attach(Call call, const WinAttachEvent& e, CallProgram& out) {
+  if (!notes_wanted() || call != Call::Win_attach) return;
+  WinData& w = win(e.win);
+  // Memory of a dynamic window: accesses name it by address.
+  RegionNote r{};
+  r.space = space_of(w.id, self_);
+  r.base = e.base;
+  r.bytes = e.bytes;
+  r.pc = e.pc;
+  r.unit = 1;
+  r.kind = RegionKind::MpiDynamicWindow;
+  out.add_note(NoteKind::Region, r);
 }
 
 void MpiTranslator::on_win_group(Family f, const std::uint8_t* payload, std::size_t size,
@@ -107,6 +248,7 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
   switch (f) {
     case Family::WinFence:
     case Family::WinFree: {
+      complete_accesses(w, out, [](const WinData::OpenAccess&) { return true; });
       out.mark_clocked();
       Op op;
       op.kind = OpKind::CollectiveContribute;
@@ -117,6 +259,9 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
       op.flags = 0;
       out.push(op);
       if (f == Family::WinFree) {
+        // Its memory is no longer exposed (the addresses may come back in
+        // another window).
+        if (notes_wanted()) out.add_note(NoteKind::RegionEnd, RegionEndNote{space_of(w.id, self_)});
         // No lock on this window is acquired again: its state here can go,
         // and so can this process's leases of its locks.
         op.kind = OpKind::Retire;
@@ -131,6 +276,7 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
       return;
     }
     case Family::WinComplete: {
+      complete_accesses(w, out, [](const WinData::OpenAccess&) { return true; });
       const QueueId q{w.id.value, kCompleteQueue};
       if (!w.access.empty()) out.mark_clocked();
       for (const Rank t : w.access) {
@@ -181,6 +327,8 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
     }
     case Family::WinUnlock: {
       const Rank target = world_of(w.members, e.rank);
+      complete_accesses(w, out,
+                        [&](const WinData::OpenAccess& a) { return a.target == target.value; });
       if (w.held_nocheck.erase(target.value) > 0) return;
       auto it = w.held.find(target.value);
       if (it == w.held.end()) host_.fatal("mpi: MPI_Win_unlock without MPI_Win_lock");
@@ -201,6 +349,7 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
       for (const Rank t : w.members) acquire(t, true, 0);
       return;
     case Family::WinUnlockAll:
+      complete_accesses(w, out, [](const WinData::OpenAccess&) { return true; });
       if (w.all_nocheck) {
         w.all_nocheck = false;
         return;

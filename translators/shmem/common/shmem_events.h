@@ -110,6 +110,7 @@ struct DataEvent {
   std::uint64_t count;
   std::int64_t stride;
   std::uint64_t ctx;         // the communication context, 0 for the default one
+  std::uint64_t pc;          // the application's return address
   std::int32_t pe;
   DataKind kind;
   std::uint8_t reserved[3];
@@ -166,7 +167,7 @@ static_assert(sizeof(SymAddr) == 16);
 static_assert(sizeof(InitEvent) == 16);
 static_assert(sizeof(CollectiveEvent) == 16);
 static_assert(sizeof(LockEvent) == 32);
-static_assert(sizeof(DataEvent) == 64);
+static_assert(sizeof(DataEvent) == 72);
 static_assert(sizeof(CompletionEvent) == 8);
 static_assert(sizeof(AnnotateEvent) == 16);
 static_assert(sizeof(FlagWriteEvent) == 48);

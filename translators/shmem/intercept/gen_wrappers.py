@@ -264,7 +264,7 @@ def data_wrapper(decl, kind):
     ctx = param(decl, "ctx")[0]
     ctx_expr = f"context_id({ctx})" if ctx else "0"
     report = (f"record_data(Call::{name}, DataKind::{DATA_KINDS[kind]}, {remote}, {local}, "
-              f"{elem}, {count}, {stride}, {ctx_expr}, {pe});")
+              f"{elem}, {count}, {stride}, {ctx_expr}, {pe}, __builtin_return_address(0));")
     return report
 
 

@@ -91,9 +91,11 @@ inline std::uint64_t context_id(shmem_ctx_t ctx) {
 }
 
 // One data access (never waited for).
+// `pc`: the application's return address (the wrapper's
+// __builtin_return_address(0)), the line the race analysis reports.
 void record_data(Call call, DataKind kind, const volatile void* remote, std::uint64_t local,
                  std::size_t elem_bytes, std::size_t count, std::ptrdiff_t stride,
-                 std::uint64_t ctx, int pe);
+                 std::uint64_t ctx, int pe, void* pc);
 // shmem_fence, shmem_quiet: the completion point of earlier data calls.
 void record_completion(Call call, std::uint64_t ctx);
 // A collective over every PE; over the active set (PE_start, logPE_stride,

@@ -107,10 +107,11 @@ shmem::SymAddr symmetric_address(const volatile void* p) {
 
 void record_data(Call call, DataKind kind, const volatile void* remote, std::uint64_t local,
                  std::size_t elem_bytes, std::size_t count, std::ptrdiff_t stride,
-                 std::uint64_t ctx, int pe) {
+                 std::uint64_t ctx, int pe, void* pc) {
   Runtime& rt = runtime();
   if (!rt.active()) return;
   shmem::DataEvent ev{};
+  ev.pc = reinterpret_cast<std::uint64_t>(pc);
   ev.remote = symmetric_address(remote);
   ev.local_addr = local;
   ev.elem_bytes = elem_bytes;

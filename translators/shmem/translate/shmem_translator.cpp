@@ -65,8 +65,8 @@ void ShmemTranslator::translate(const EventHeader& ev, ExchangeControl& ctl, Cal
     case Family::LockSet:
     case Family::LockTest:
     case Family::LockClear: on_lock(call, payload<LockEvent>(ev), out); break;
-    case Family::Data: on_data(call, payload<DataEvent>(ev)); break;
-    case Family::Completion: break;  // a completion point for the race analysis; not clocked
+    case Family::Data: on_data(call, payload<DataEvent>(ev), out); break;
+    case Family::Completion: note_completion(call, payload<CompletionEvent>(ev), out); break;
     case Family::Annotate: on_annotate(call, payload<AnnotateEvent>(ev), ctl, out); break;
     case Family::FlagWrite: on_flag_write(ev.seq, payload<FlagWriteEvent>(ev), out); break;
     case Family::FlagResult: on_flag_result(payload<FlagResultEvent>(ev), out); break;
@@ -115,6 +115,7 @@ void ShmemTranslator::on_collective(Call call, const CollectiveEvent& e, bool on
   }
   // A blocking call: every member is clocked, contributes and completes.
   out.mark_clocked();
+  if (completes_data(call)) complete_accesses(0, false, out);
   Op op;
   op.kind = OpKind::CollectiveContribute;
   op.flags = kCollectiveBlocking;
@@ -149,13 +150,14 @@ void ShmemTranslator::on_lock(Call call, const LockEvent& e, CallProgram& out) {
   out.push(op);
 }
 
-void ShmemTranslator::on_data(Call call, const DataEvent& e) const {
+void ShmemTranslator::on_data(Call call, const DataEvent& e, CallProgram& out) {
   if (e.pe < 0 || static_cast<std::uint32_t>(e.pe) >= world_size_)
     bad(call, "target PE " + std::to_string(e.pe) + " is outside 0.." +
                   std::to_string(world_size_ - 1));
   if (e.kind != kCallDataKind[static_cast<std::size_t>(call)])
     host_.fatal("shmem: a data event whose kind does not match its call "
                 "(interceptor and translator from different vcx versions?)");
+  note_access(call, e, out);
 }
 
 }  // namespace vcx::shmem

@@ -57,7 +57,16 @@ class ShmemTranslator final : public Translator, public Plugin {
   void on_collective(Call call, const CollectiveEvent& e, bool one_to_all, ExchangeControl& ctl,
                      CallProgram& out);
   void on_lock(Call call, const LockEvent& e, CallProgram& out);
-  void on_data(Call call, const DataEvent& e) const;
+  void on_data(Call call, const DataEvent& e, CallProgram& out);
+  // Notes for the analyses (vcx/analysis.h; accesses.cpp): the remote side
+  // of data calls, and the calls that complete them.
+  bool notes_wanted();
+  void note_access(Call call, const DataEvent& e, CallProgram& out);
+  void complete_accesses(std::uint64_t ctx, bool every_context, CallProgram& out);
+  void note_completion(Call call, const CompletionEvent& e, CallProgram& out);
+  // Collectives that include a shmem_barrier_all or shmem_barrier (the
+  // barriers, the symmetric heap calls) complete this PE's data calls.
+  bool completes_data(Call call) const;
   void on_annotate(Call call, const AnnotateEvent& e, ExchangeControl& ctl, CallProgram& out);
   void on_flag_write(std::uint64_t seq, const FlagWriteEvent& e, CallProgram& out);
   void on_flag_result(const FlagResultEvent& e, CallProgram& out);
@@ -72,6 +81,15 @@ class ShmemTranslator final : public Translator, public Plugin {
   // Announced fetching atomics whose result is still to come, by the
   // announcement's event seq.
   std::unordered_map<std::uint64_t, FlagWriteEvent> announced_;
+  // Remote accesses not complete yet: id and context.
+  struct OpenAccess {
+    std::uint64_t id;
+    std::uint64_t ctx;
+  };
+  std::vector<OpenAccess> open_;
+  std::vector<std::uint64_t> completed_;  // scratch
+  std::uint64_t next_access_id_ = 0;
+  int notes_wanted_ = -1;
 };
 
 }  // namespace vcx::shmem

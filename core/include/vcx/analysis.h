@@ -1,0 +1,159 @@
+// The analysis interface: what analysis modules (race, and those to come)
+// observe besides clocked calls, how they talk to the same module in other
+// tool processes, and where their findings go. Nothing analysis-specific
+// lives in the engine: translators attach notes to call programs, the engine
+// hands each program's notes to the observers, in program order, with the
+// clock the program ended with (docs/writing-an-analysis.md).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <span>
+#include <type_traits>
+
+#include "vcx/channel/event_record.h"
+#include "vcx/types.h"
+#include "vcx/vector_clock.h"
+
+namespace vcx {
+
+// ---- Notes: what translators tell analyses about memory -----------------
+//
+// A memory space is memory of one rank that every tool names alike (an MPI
+// window at one of its members, a PE's symmetric heap); its id is a hash the
+// translators of all ranks compute the same way.
+
+enum class NoteKind : std::uint16_t {
+  Region = 1,      // RegionNote: the owner exposes memory
+  RegionEnd = 2,   // RegionEndNote: it no longer does
+  Access = 3,      // AccessNote: a data access starts
+  Completion = 4,  // CompletionNote: accesses are complete
+};
+
+struct NoteHeader {
+  NoteKind kind;
+  std::uint16_t reserved;
+  std::uint32_t bytes;  // of the payload that follows
+};
+
+enum class RegionKind : std::uint16_t { MpiWindow = 1, MpiDynamicWindow = 2, SymmetricMemory = 3 };
+
+// Memory of the rank whose translator writes the note (the owner).
+struct RegionNote {
+  std::uint64_t space;  // the memory space's id
+  std::uint64_t base;   // address in the owner's process
+  std::uint64_t bytes;  // 0: grows (dynamic windows: accesses give absolute addresses)
+  std::uint64_t pc;     // return address of the call that made it, 0 if unknown
+  std::uint32_t unit;   // bytes per offset unit of accesses naming the space
+  RegionKind kind;
+  std::uint16_t ordinal;  // per owner and kind, from 0 (names it in reports)
+};
+
+struct RegionEndNote {
+  std::uint64_t space;
+};
+
+enum class AccessMode : std::uint8_t { Read = 0, Write = 1 };
+
+enum AccessFlags : std::uint8_t {
+  // Complete when the call returns: nothing after the next clocked call of
+  // this rank can be concurrent with it. No CompletionNote follows.
+  kAccessCompleteNow = 1u << 0,
+  // An atomic access that only reads: atomic with every atomic access of the
+  // same type, whatever its operation.
+  kAccessAtomicRead = 1u << 1,
+  // The space needs no RegionNote: memory every rank names alike by offset
+  // in bytes (OpenSHMEM symmetric memory), exposed as a whole.
+  kAccessImplicitRegion = 1u << 2,
+};
+
+// One access to memory of `owner`, from the call whose program carries it
+// until the CompletionNote naming its id (or the next clocked call, with
+// kAccessCompleteNow). Two accesses conflict when their bytes overlap, at
+// least one writes, and they are not both atomic with respect to each other:
+// atomic accesses of the same atomic_type are if their atomic_op is equal or
+// either is kAccessAtomicRead.
+struct AccessNote {
+  std::uint64_t id;      // per rank, non-zero, never reused
+  std::uint64_t space;   // the memory space; 0: `offset` is an address in the owner's process
+  std::uint64_t offset;  // in the space's units
+  std::int64_t byte_offset;  // further bytes from there (a block of a datatype with gaps)
+  std::uint64_t bytes;
+  std::uint64_t pc;      // return address of the application's call, 0 if unknown
+  std::uint32_t owner;   // world rank whose memory it is
+  std::uint32_t atomic_type;  // with atomic_op != 0
+  std::uint32_t atomic_op;    // 0: not atomic
+  std::uint16_t call;    // the call that made it (model: the program's)
+  AccessMode mode;
+  std::uint8_t flags;    // AccessFlags
+};
+
+// The accesses with these ids are complete for their memory. The ids follow.
+struct CompletionNote {
+  std::uint32_t count;
+  std::uint32_t reserved;
+};
+
+static_assert(sizeof(NoteHeader) == 8);
+static_assert(sizeof(RegionNote) == 40);
+static_assert(sizeof(RegionEndNote) == 8);
+static_assert(sizeof(AccessNote) == 64);
+static_assert(sizeof(CompletionNote) == 8);
+static_assert(std::is_trivially_copyable_v<AccessNote>);
+
+// The notes of one call program, after it ran.
+struct NoteBatch {
+  Rank rank{};
+  Model model{};
+  std::uint16_t call = 0;  // the program's call
+  const char* call_name = "";
+  bool clocked = false;    // the program was a clocked call
+  ClockSpan clock;         // the clock it ended with (clocked: the call's clock)
+  std::span<const std::uint8_t> notes;  // NoteHeader + payload, one after another
+
+  // The own clock entry at which something done in this program is complete:
+  // a clocked call's own tick, else the next clocked call's.
+  ClockValue completion_tick() const {
+    return clock[rank.value] + (clocked ? 0 : 1);
+  }
+
+  // Calls f(kind, payload) for each note.
+  template <class F>
+  void for_each(F&& f) const {
+    std::size_t at = 0;
+    while (at + sizeof(NoteHeader) <= notes.size()) {
+      NoteHeader h;
+      std::memcpy(&h, notes.data() + at, sizeof h);
+      at += sizeof h;
+      if (at + h.bytes > notes.size()) return;
+      f(h.kind, notes.subspan(at, h.bytes));
+      at += h.bytes;
+    }
+  }
+};
+
+// Reads a note payload into T (payloads are not aligned).
+template <class T>
+bool read_note(std::span<const std::uint8_t> payload, T* out, std::size_t at = 0) {
+  if (payload.size() < at + sizeof(T)) return false;
+  std::memcpy(out, payload.data() + at, sizeof(T));
+  return true;
+}
+
+// ---- Messages between the tool processes' instances of one module --------
+
+// A module's link to its instances in the other tool processes. Messages
+// between one pair of tools arrive in the order they were sent. A module
+// sends only while its application runs and its calls are being analysed:
+// the tools end the run once every message sent has arrived, and that is
+// only known when nobody sends any more (ToolHost counts them).
+class AnalysisLink {
+ public:
+  using Handler = std::function<void(Rank src, std::span<const std::uint8_t> payload)>;
+  virtual ~AnalysisLink() = default;
+  virtual void send(Rank dst, std::span<const std::uint8_t> payload) = 0;
+  virtual void set_handler(Handler h) = 0;
+};
+
+}  // namespace vcx

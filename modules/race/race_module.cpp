@@ -1,0 +1,418 @@
+// The race analysis (docs/analyses.md): data races between the accesses of
+// one-sided communication, from the translators' notes (vcx/analysis.h).
+//
+// The tool of the rank that makes an access keeps it until the translator
+// says it is complete, then hands it, with the clock at its start and the
+// tick of its completion, to the tool of the rank whose memory it touched.
+// That tool compares it with the other accesses to the same bytes
+// (ShadowMemory). At the end each tool writes what it found, with its
+// application's memory map so that vcx-run can name source lines, to
+// <race.dir>/rank-<R>.json.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "access_record.h"
+#include "shadow_memory.h"
+#include "vcx/exchange.h"
+#include "vcx/plugin.h"
+
+namespace vcx::race {
+namespace {
+
+using nlohmann::json;
+
+// Distinct races kept per tool; more are counted, not described.
+constexpr std::size_t kMaxFindings = 1000;
+
+const char* region_kind_name(RegionKind k) {
+  switch (k) {
+    case RegionKind::MpiWindow: return "MPI window";
+    case RegionKind::MpiDynamicWindow: return "MPI dynamic window";
+    case RegionKind::SymmetricMemory: return "symmetric memory";
+  }
+  return "memory";
+}
+
+class RaceModule final : public Plugin, public ClockedCallObserver {
+ public:
+  RaceModule(ToolHost& host, std::string dir)
+      : host_(host),
+        self_(host.rank()),
+        world_(host.world_size()),
+        dir_(std::move(dir)),
+        shadow_([this](const AccessRecord& a, const AccessRecord& b) { on_race(a, b); }) {
+    link_ = host_.analysis_link("race");
+    if (link_)
+      link_->set_handler([this](Rank src, std::span<const std::uint8_t> b) { on_record(src, b); });
+  }
+
+  ClockedCallObserver* observer() override { return this; }
+  bool wants_notes() const override { return true; }
+  void on_clocked_call(const ClockedCall&) override {}
+
+  void on_notes(const NoteBatch& b) override {
+    ++seq_;
+    b.for_each([&](NoteKind kind, std::span<const std::uint8_t> p) {
+      switch (kind) {
+        case NoteKind::Region: {
+          RegionNote r;
+          if (read_note(p, &r)) on_region(r);
+          break;
+        }
+        case NoteKind::RegionEnd: {
+          // Its addresses may come back in other memory; accesses naming
+          // the space itself may still arrive and are still compared.
+          RegionEndNote r;
+          if (read_note(p, &r))
+            std::erase_if(ranges_, [&](const Range& x) { return x.space == r.space; });
+          break;
+        }
+        case NoteKind::Access: {
+          AccessNote a;
+          if (!read_note(p, &a)) break;
+          remember_code(a.pc);
+          Open& o = open_[a.id];
+          o.note = a;
+          o.model = b.model;
+          o.start.assign(b.clock.begin(), b.clock.end());
+          o.start_seq = seq_;
+          if (a.flags & kAccessCompleteNow) complete(a.id, b.completion_tick(), b.call);
+          break;
+        }
+        case NoteKind::Completion: {
+          CompletionNote c;
+          if (!read_note(p, &c)) break;
+          for (std::uint32_t i = 0; i < c.count; ++i) {
+            std::uint64_t id = 0;
+            if (!read_note(p, &id, sizeof c + i * sizeof id)) break;
+            complete(id, b.completion_tick(), b.call);
+          }
+          break;
+        }
+      }
+    });
+  }
+
+  void flush() override { write_findings(); }
+
+ private:
+  struct Open {
+    AccessNote note{};
+    Model model{};
+    std::vector<ClockValue> start;
+    std::uint64_t start_seq = 0;
+  };
+  // A space of this rank's memory.
+  struct Region {
+    std::uint64_t base = 0;
+    std::uint64_t bytes = 0;
+    std::uint32_t unit = 1;
+    RegionKind kind{};
+    std::uint16_t ordinal = 0;
+    std::uint64_t pc = 0;
+  };
+  struct Range {
+    std::uint64_t lo, hi, space;
+  };
+  struct Finding {
+    AccessRecord first, second;
+    std::uint64_t count = 0;
+  };
+
+  void on_region(const RegionNote& r) {
+    auto [it, fresh] = regions_.try_emplace(r.space);
+    if (fresh) {
+      it->second = Region{r.base, r.bytes, r.unit == 0 ? 1 : r.unit, r.kind, r.ordinal, r.pc};
+      remember_code(r.pc);
+    }
+    if (r.bytes > 0) ranges_.push_back(Range{r.base, r.base + r.bytes, r.space});
+    // Accesses that arrived before this rank's tool learnt of its memory.
+    auto w = waiting_.find(r.space);
+    if (w == waiting_.end()) return;
+    std::vector<Waiting> records = std::move(w->second);
+    waiting_.erase(w);
+    for (auto& x : records) check(std::move(x.record), x.offset, x.byte_offset, x.bytes);
+  }
+
+  // The access `id` is complete at tick `done` of this rank's clock.
+  void complete(std::uint64_t id, ClockValue done, std::uint16_t done_call) {
+    auto it = open_.find(id);
+    if (it == open_.end()) return;
+    Open o = std::move(it->second);
+    open_.erase(it);
+    const AccessNote& a = o.note;
+    AccessRecord r;
+    r.rank = self_;
+    r.space = a.space;
+    r.mode = a.mode;
+    r.atomic_op = a.atomic_op;
+    r.atomic_type = a.atomic_type;
+    r.atomic_read = (a.flags & kAccessAtomicRead) != 0;
+    r.model = o.model;
+    r.call = a.call;
+    r.done_call = done_call;
+    r.pc = a.pc;
+    r.done = done;
+    r.start = std::move(o.start);
+    r.start_seq = o.start_seq;
+    r.done_seq = seq_;
+    if (a.owner == self_.value) {
+      if (a.space == 0) {
+        // An address here: only memory this rank exposes is compared.
+        const Range* range = find_range(a.offset);
+        if (!range) return;
+        r.space = range->space;
+        const Region& g = regions_.at(range->space);
+        r.lo = a.offset - g.base;
+        r.hi = r.lo + a.bytes;
+        add(std::move(r));
+        return;
+      }
+      check(std::move(r), a.offset, a.byte_offset, a.bytes, a.flags);
+      return;
+    }
+    if (!link_ || a.owner >= world_) return;
+    RecordWire h{};
+    h.space = a.space;
+    h.offset = a.offset;
+    h.byte_offset = a.byte_offset;
+    h.bytes = a.bytes;
+    h.pc = a.pc;
+    h.done = done;
+    h.start_seq = r.start_seq;
+    h.done_seq = r.done_seq;
+    h.atomic_op = a.atomic_op;
+    h.atomic_type = a.atomic_type;
+    h.clock_entries = world_;
+    h.model = static_cast<std::uint16_t>(o.model);
+    h.call = a.call;
+    h.done_call = done_call;
+    h.mode = static_cast<std::uint8_t>(a.mode);
+    h.atomic_read = r.atomic_read ? 1 : 0;
+    h.flags = a.flags;
+    encode(h, r.start, wire_);
+    link_->send(Rank{a.owner}, wire_);
+    ++sent_;
+  }
+
+  // An access of another rank to this rank's memory.
+  void on_record(Rank src, std::span<const std::uint8_t> bytes) {
+    RecordWire h;
+    AccessRecord r;
+    if (!decode(bytes, world_, h, r.start)) {
+      ++malformed_;
+      return;
+    }
+    r.rank = src;
+    r.space = h.space;
+    r.mode = static_cast<AccessMode>(h.mode);
+    r.atomic_op = h.atomic_op;
+    r.atomic_type = h.atomic_type;
+    r.atomic_read = h.atomic_read != 0;
+    r.model = static_cast<Model>(h.model);
+    r.call = h.call;
+    r.done_call = h.done_call;
+    r.pc = h.pc;
+    r.done = h.done;
+    r.start_seq = h.start_seq;
+    r.done_seq = h.done_seq;
+    check(std::move(r), h.offset, h.byte_offset, h.bytes, h.flags);
+  }
+
+  // An access naming a space by offset in its units, and bytes beyond.
+  void check(AccessRecord r, std::uint64_t offset, std::int64_t byte_offset, std::uint64_t bytes,
+             std::uint32_t flags = 0) {
+    auto it = regions_.find(r.space);
+    if (it == regions_.end() && (flags & kAccessImplicitRegion))
+      it = regions_.emplace(r.space, Region{0, 0, 1, RegionKind::SymmetricMemory, 0, 0}).first;
+    if (it == regions_.end()) {
+      // Kept until the region is known.
+      waiting_[r.space].push_back(Waiting{std::move(r), offset, byte_offset, bytes});
+      return;
+    }
+    r.lo = offset * it->second.unit + static_cast<std::uint64_t>(byte_offset);
+    r.hi = r.lo + bytes;
+    add(std::move(r));
+  }
+
+  void add(AccessRecord r) {
+    ++checked_;
+    shadow_.add(std::move(r));
+  }
+
+  const Range* find_range(std::uint64_t address) const {
+    for (const Range& r : ranges_)
+      if (address >= r.lo && address < r.hi) return &r;
+    return nullptr;
+  }
+
+  void on_race(const AccessRecord& a, const AccessRecord& b) {
+    // One finding per pair of code locations, in either order.
+    const AccessRecord& x = a.pc <= b.pc ? a : b;
+    const AccessRecord& y = a.pc <= b.pc ? b : a;
+    const auto key = std::make_tuple(x.pc, x.call, static_cast<int>(x.mode), y.pc, y.call,
+                                     static_cast<int>(y.mode));
+    auto it = findings_.find(key);
+    if (it != findings_.end()) {
+      ++it->second.count;
+      return;
+    }
+    if (findings_.size() >= kMaxFindings) {
+      ++findings_dropped_;
+      return;
+    }
+    findings_.emplace(key, Finding{x, y, 1});
+  }
+
+  // The application's memory map, read again whenever code shows up that
+  // the last copy does not cover (a library loaded later).
+  void remember_code(std::uint64_t pc) {
+    if (pc == 0) return;
+    for (const auto& [lo, hi] : code_)
+      if (pc >= lo && pc < hi) return;
+    const std::int32_t pid = host_.app_pid();
+    if (pid <= 0) return;
+    std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+    if (!in) return;
+    std::stringstream text;
+    text << in.rdbuf();
+    maps_ = text.str();
+    code_.clear();
+    std::istringstream lines(maps_);
+    std::string line;
+    while (std::getline(lines, line)) {
+      unsigned long long lo = 0, hi = 0;
+      char perms[8] = {};
+      if (std::sscanf(line.c_str(), "%llx-%llx %7s", &lo, &hi, perms) == 3 && perms[2] == 'x')
+        code_.emplace_back(lo, hi);
+    }
+  }
+
+  std::string access_name(const AccessRecord& r) const {
+    if (r.atomic_op != 0) return r.writes() ? "atomic write" : "atomic read";
+    return r.writes() ? "write" : "read";
+  }
+
+  json access_json(const AccessRecord& r) const {
+    const auto model = static_cast<std::uint8_t>(r.model);
+    return json{{"rank", r.rank.value},
+                {"call", host_.call_name(model, r.call)},
+                {"access", access_name(r)},
+                {"pc", r.pc},
+                {"completed_at", host_.call_name(model, r.done_call)},
+                {"completed_tick", r.done},
+                {"clock", r.start}};
+  }
+
+  void write_findings() {
+    json out;
+    out["version"] = 1;
+    out["rank"] = self_.value;
+    out["ranks"] = world_;
+    out["maps"] = maps_;
+    std::size_t waiting = 0;
+    for (const auto& [space, v] : waiting_) waiting += v.size();
+    out["stats"] = json{{"accesses_checked", checked_},
+                        {"accesses_sent", sent_},
+                        {"comparisons", shadow_.compared()},
+                        {"stored", shadow_.stored()},
+                        {"peak_stored", shadow_.peak_stored()},
+                        {"incomplete", open_.size()},
+                        {"unknown_memory", waiting},
+                        {"malformed", malformed_},
+                        {"findings_dropped", findings_dropped_}};
+    json list = json::array();
+    for (const auto& [key, f] : findings_) {
+      const Region& g = regions_.at(f.first.space);
+      const std::uint64_t lo = std::max(f.first.lo, f.second.lo);
+      const std::uint64_t hi = std::min(f.first.hi, f.second.hi);
+      json memory{{"kind", region_kind_name(g.kind)},
+                  {"ordinal", g.ordinal},
+                  {"owner", self_.value},
+                  {"created_pc", g.pc},
+                  {"offset", lo},
+                  {"bytes", hi > lo ? hi - lo : 0}};
+      list.push_back(json{{"analysis", "race"},
+                          {"kind", "data-race"},
+                          {"memory", memory},
+                          {"count", f.count},
+                          {"accesses", json::array({access_json(f.first), access_json(f.second)})}});
+    }
+    out["findings"] = std::move(list);
+    const std::string path = dir_ + "/rank-" + std::to_string(self_.value) + ".json";
+    const std::string tmp = path + ".tmp";
+    {
+      std::ofstream f(tmp);
+      f << out.dump() << '\n';
+      if (!f) {
+        std::fprintf(stderr, "vcx: race: cannot write %s\n", tmp.c_str());
+        return;
+      }
+    }
+    std::rename(tmp.c_str(), path.c_str());
+  }
+
+  ToolHost& host_;
+  Rank self_;
+  std::uint32_t world_;
+  std::string dir_;
+  AnalysisLink* link_ = nullptr;
+  std::unordered_map<std::uint64_t, Open> open_;
+  std::unordered_map<std::uint64_t, Region> regions_;
+  std::vector<Range> ranges_;
+  struct Waiting {
+    AccessRecord record;
+    std::uint64_t offset;
+    std::int64_t byte_offset;
+    std::uint64_t bytes;
+  };
+  std::unordered_map<std::uint64_t, std::vector<Waiting>> waiting_;
+  ShadowMemory shadow_;
+  std::map<std::tuple<std::uint64_t, std::uint16_t, int, std::uint64_t, std::uint16_t, int>,
+           Finding>
+      findings_;
+  std::vector<std::uint8_t> wire_;
+  std::string maps_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> code_;
+  std::uint64_t checked_ = 0, sent_ = 0, malformed_ = 0, findings_dropped_ = 0;
+  std::uint64_t seq_ = 0;  // note batches of this rank so far: its program order
+};
+
+const OptionSpec kOptions[] = {
+    {"race.dir", "", "directory for each tool's findings (vcx-run --analysis race sets it)"},
+    {nullptr, nullptr, nullptr},
+};
+
+Plugin* create(ToolHost& host, std::string* error) {
+  const std::string dir = host.options().get_or("race.dir", "");
+  if (dir.empty()) {
+    if (error) *error = "race: no findings directory (race.dir); run it with vcx-run --analysis race";
+    return nullptr;
+  }
+  return new RaceModule(host, dir);
+}
+
+const PluginDescriptor kDescriptor = {
+    kPluginAbiVersion,
+    PluginKind::Module,
+    "race",
+    "data races between one-sided accesses (MPI RMA), reported with both source lines",
+    kOptions,
+    &create,
+};
+
+}  // namespace
+}  // namespace vcx::race
+
+VCX_PLUGIN(vcx::race::kDescriptor)

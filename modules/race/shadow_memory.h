@@ -1,0 +1,42 @@
+// The completed accesses to one rank's exposed memory, compared as they
+// arrive: two accesses race when they conflict (overlapping bytes, one
+// writes, not atomic with each other) and neither was complete before the
+// other started. Accesses arrive out of order (each once its completion is
+// known, from any rank), so every pair is compared when the later of the two
+// arrives.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include "access_record.h"
+
+namespace vcx::race {
+
+class ShadowMemory {
+ public:
+  using OnRace = std::function<void(const AccessRecord& earlier, const AccessRecord& later)>;
+  explicit ShadowMemory(OnRace on_race) : on_race_(std::move(on_race)) {}
+
+  // Compares `r` with the accesses of its space, then keeps it, unless it
+  // repeats a kept one made no later in the same epoch (same clocks, same
+  // completion): whatever races with `r` then races with the kept one.
+  void add(AccessRecord r);
+
+  std::size_t stored() const { return stored_; }
+  std::size_t peak_stored() const { return peak_; }
+  std::uint64_t compared() const { return compared_; }
+
+ private:
+  OnRace on_race_;
+  // Per space, kept sorted by lo: a new access compares with those whose
+  // range can overlap its own.
+  std::unordered_map<std::uint64_t, std::vector<AccessRecord>> spaces_;
+  std::size_t stored_ = 0;
+  std::size_t peak_ = 0;
+  std::uint64_t compared_ = 0;
+};
+
+}  // namespace vcx::race

@@ -1,0 +1,64 @@
+# The RMA data-race analysis (vcx-run --analysis race) on the programs of
+# tests/programs/race: each program's reported races must be exactly those
+# marked in its source (race_case.py describes the marks and the steps).
+#
+#   race.<name>.n2, race.<name>.n3     default mode
+#   race.<name>.n3.nostall             vcx-run --no-stall
+#   race.<name>.n3.chaos               racy programs, with tool-to-tool
+#                                      messages delayed (VCX_CHAOS_DELAY_US,
+#                                      VCX_CHAOS_SEED, as chaos.cmake)
+#   race.<name>.n2.exit_code           vcx-run --race-exit-code 66: exit 66
+#                                      for a racy program, 0 for its twin
+#
+# <name> is that of tests/programs/race/race_<name>.c (the race-free twins
+# are free_<family>).
+get_property(VCX_RACE_PROGRAMS GLOBAL PROPERTY VCX_RACE_PROGRAMS)
+if(NOT VCX_RACE_PROGRAMS)
+  message(FATAL_ERROR "tests/programs/race must be added before tests/integration")
+endif()
+
+set(VCX_RACE_CASE ${CMAKE_CURRENT_SOURCE_DIR}/race_case.py)
+# Seconds per step of race_case.py (at most three steps) and for the test.
+set(VCX_RACE_STEP_TIMEOUT 35)
+set(VCX_RACE_TEST_TIMEOUT 120)
+set(VCX_RACE_CHAOS_DELAY_US 2000)
+set(VCX_RACE_CHAOS_SEED 1)
+set(VCX_RACE_EXIT_CODE_PROGRAMS fence free_fence)
+
+foreach(name IN LISTS VCX_RACE_PROGRAMS)
+  get_property(source GLOBAL PROPERTY VCX_RACE_PROGRAM_SOURCE_${name})
+  # Racy: the source carries race marks (read again when the source changes).
+  file(STRINGS ${source} marks REGEX "/\\*[ \t]*race:")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${source})
+  set(common
+    ${Python3_EXECUTABLE} ${VCX_RACE_CASE}
+    --vcx-run $<TARGET_FILE:vcx-run> --mpiexec ${VCX_MPIEXEC}
+    --program $<TARGET_FILE:vcx-race-${name}> --source ${source}
+    --timeout ${VCX_RACE_STEP_TIMEOUT})
+
+  set(cases n2 n3 n3.nostall)
+  if(marks)
+    list(APPEND cases n3.chaos)
+  endif()
+  if(name IN_LIST VCX_RACE_EXIT_CODE_PROGRAMS)
+    list(APPEND cases n2.exit_code)
+  endif()
+  foreach(case IN LISTS cases)
+    string(REGEX MATCH "^n([0-9]+)" _ ${case})
+    set(n ${CMAKE_MATCH_1})
+    set(extra)
+    if(case MATCHES "nostall")
+      set(extra --no-stall)
+    elseif(case MATCHES "chaos")
+      set(extra --chaos-delay-us ${VCX_RACE_CHAOS_DELAY_US}
+                --chaos-seed ${VCX_RACE_CHAOS_SEED})
+    elseif(case MATCHES "exit_code")
+      set(extra --expect-exit-code-with 66)
+    endif()
+    math(EXPR procs "${n} * 2")
+    add_test(NAME race.${name}.${case}
+      COMMAND ${common} -n ${n} ${extra})
+    set_tests_properties(race.${name}.${case} PROPERTIES
+      LABELS "race" TIMEOUT ${VCX_RACE_TEST_TIMEOUT} PROCESSORS ${procs})
+  endforeach()
+endforeach()

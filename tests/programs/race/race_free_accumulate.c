@@ -1,0 +1,70 @@
+/* Race-free twin of race_accumulate.c: the same accumulates, puts and gets,
+ * with a fence between the first and the second accesses. No races.
+ *
+ * Ranks: A = 0 and B = 2 (1 with two ranks) access the window of T = 1;
+ * other ranks only call the fences. */
+#include <mpi.h>
+#include <stdio.h>
+
+#define SLOTS 24
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int me, n;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  if (n < 2) {
+    fprintf(stderr, "race_free_accumulate: needs at least 2 ranks\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const int A = 0, T = 1, B = n > 2 ? 2 : 1;
+  static int mem[SLOTS];
+  MPI_Win win;
+  MPI_Win_create(mem, sizeof mem, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+
+  int one = 1, two[2] = {2, 2}, got[4];
+  unsigned uone = 1;
+
+  MPI_Win_fence(0, win);
+  /* First accesses. */
+  if (me == A) {
+    MPI_Accumulate(&one, 1, MPI_INT, T, 0, 1, MPI_INT, MPI_SUM, win);
+    MPI_Accumulate(&one, 1, MPI_INT, T, 1, 1, MPI_INT, MPI_SUM, win);
+    MPI_Accumulate(&one, 1, MPI_INT, T, 2, 1, MPI_INT, MPI_SUM, win);
+    MPI_Accumulate(&one, 1, MPI_INT, T, 3, 1, MPI_INT, MPI_SUM, win);
+    MPI_Accumulate(&one, 1, MPI_INT, T, 4, 1, MPI_INT, MPI_SUM, win);
+    MPI_Accumulate(&one, 1, MPI_INT, T, 5, 1, MPI_INT, MPI_REPLACE, win);
+    MPI_Accumulate(&one, 1, MPI_INT, T, 6, 1, MPI_INT, MPI_REPLACE, win);
+    MPI_Accumulate(two, 2, MPI_INT, T, 7, 2, MPI_INT, MPI_SUM, win);
+    MPI_Accumulate(two, 2, MPI_INT, T, 9, 2, MPI_INT, MPI_SUM, win);
+    MPI_Accumulate(&one, 1, MPI_INT, T, 11, 1, MPI_INT, MPI_SUM, win);
+    MPI_Accumulate(&one, 1, MPI_INT, T, 12, 1, MPI_INT, MPI_SUM, win);
+    MPI_Get_accumulate(&one, 1, MPI_INT, &got[0], 1, MPI_INT, T, 13, 1, MPI_INT, MPI_NO_OP, win);
+    MPI_Get_accumulate(&one, 1, MPI_INT, &got[1], 1, MPI_INT, T, 14, 1, MPI_INT, MPI_NO_OP, win);
+  }
+  /* The fence race_accumulate.c lacks. */
+  MPI_Win_fence(0, win);
+  /* Second accesses. */
+  if (me == B) {
+    MPI_Accumulate(&one, 1, MPI_INT, T, 0, 1, MPI_INT, MPI_SUM, win);
+    MPI_Accumulate(&one, 1, MPI_INT, T, 1, 1, MPI_INT, MPI_MAX, win);
+    MPI_Put(&one, 1, MPI_INT, T, 2, 1, MPI_INT, win);
+    MPI_Accumulate(&uone, 1, MPI_UNSIGNED, T, 3, 1, MPI_UNSIGNED, MPI_SUM, win);
+    MPI_Get(&got[2], 1, MPI_INT, T, 4, 1, MPI_INT, win);
+    MPI_Accumulate(&one, 1, MPI_INT, T, 5, 1, MPI_INT, MPI_REPLACE, win);
+    MPI_Put(&one, 1, MPI_INT, T, 6, 1, MPI_INT, win);
+    MPI_Accumulate(&one, 1, MPI_INT, T, 8, 1, MPI_INT, MPI_SUM, win);
+    MPI_Put(&one, 1, MPI_INT, T, 10, 1, MPI_INT, win);
+    MPI_Accumulate(&one, 1, MPI_INT, T, 13, 1, MPI_INT, MPI_SUM, win);
+    MPI_Put(&one, 1, MPI_INT, T, 14, 1, MPI_INT, win);
+  }
+  if (me == A) {
+    MPI_Put(&one, 1, MPI_INT, T, 11, 1, MPI_INT, win);
+    MPI_Accumulate(&one, 1, MPI_INT, T, 12, 1, MPI_INT, MPI_SUM, win);
+  }
+  MPI_Win_fence(0, win);
+
+  MPI_Win_free(&win);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,256 @@
+// The race analysis's comparison of accesses (modules/race/shadow_memory),
+// against the definition: two accesses race when they conflict and neither
+// one's completion happened before the other's start. The reference below
+// decides "happened before" by searching the run's graph of events (program
+// order and messages), not with vector clocks; the clocks handed to the
+// shadow memory are derived from that graph.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <map>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "../../modules/race/shadow_memory.h"
+
+using namespace vcx;
+using namespace vcx::race;
+
+namespace {
+
+AccessRecord rec(std::uint32_t rank, std::uint64_t lo, std::uint64_t hi, AccessMode mode,
+                 std::vector<ClockValue> start, ClockValue done, std::uint64_t start_seq,
+                 std::uint64_t done_seq, std::uint64_t pc) {
+  AccessRecord r;
+  r.rank = Rank{rank};
+  r.space = 1;
+  r.lo = lo;
+  r.hi = hi;
+  r.mode = mode;
+  r.start = std::move(start);
+  r.done = done;
+  r.start_seq = start_seq;
+  r.done_seq = done_seq;
+  r.pc = pc;
+  return r;
+}
+
+using Pairs = std::set<std::pair<std::uint64_t, std::uint64_t>>;
+
+Pairs races_of(std::vector<AccessRecord> records) {
+  Pairs found;
+  ShadowMemory shadow([&](const AccessRecord& a, const AccessRecord& b) {
+    found.emplace(std::min(a.pc, b.pc), std::max(a.pc, b.pc));
+  });
+  for (auto& r : records) shadow.add(std::move(r));
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("two puts of one fence epoch race; a fence between orders them", "[race]") {
+  // Ranks 0 and 1 put into rank 1's bytes 0..3 after fence 1 (tick 1 each);
+  // both complete at fence 2 (tick 2), which merges both clocks.
+  const auto a = rec(0, 0, 4, AccessMode::Write, {1, 1}, 2, 1, 2, 10);
+  const auto b = rec(1, 0, 4, AccessMode::Write, {1, 1}, 2, 1, 2, 11);
+  CHECK(races_of({a, b}) == Pairs{{10, 11}});
+  // Rank 1's put after fence 2: its start clock has rank 0's tick 2.
+  const auto c = rec(1, 0, 4, AccessMode::Write, {2, 2}, 3, 3, 4, 12);
+  CHECK(races_of({a, c}).empty());
+  CHECK(races_of({c, a}).empty());  // arrival order does not matter
+}
+
+TEST_CASE("reads do not race with reads; disjoint bytes do not race", "[race]") {
+  const auto a = rec(0, 0, 4, AccessMode::Read, {1, 1}, 2, 1, 2, 10);
+  const auto b = rec(1, 0, 4, AccessMode::Read, {1, 1}, 2, 1, 2, 11);
+  const auto c = rec(1, 4, 8, AccessMode::Write, {1, 1}, 2, 1, 2, 12);
+  CHECK(races_of({a, b, c}).empty());
+  // One byte of overlap is enough.
+  const auto d = rec(1, 3, 5, AccessMode::Write, {1, 1}, 2, 1, 2, 13);
+  CHECK(races_of({a, d}) == Pairs{{10, 13}});
+}
+
+TEST_CASE("atomic accesses race only with other operations or types", "[race]") {
+  auto atomic = [](AccessRecord r, std::uint32_t op, std::uint32_t type, bool read_only) {
+    r.atomic_op = op;
+    r.atomic_type = type;
+    r.atomic_read = read_only;
+    return r;
+  };
+  const auto base0 = rec(0, 0, 4, AccessMode::Write, {1, 1}, 2, 1, 2, 10);
+  const auto base1 = rec(1, 0, 4, AccessMode::Write, {1, 1}, 2, 1, 2, 11);
+  CHECK(races_of({atomic(base0, 7, 3, false), atomic(base1, 7, 3, false)}).empty());
+  CHECK(races_of({atomic(base0, 7, 3, false), atomic(base1, 8, 3, false)}) == Pairs{{10, 11}});
+  CHECK(races_of({atomic(base0, 7, 3, false), atomic(base1, 7, 4, false)}) == Pairs{{10, 11}});
+  // An atomic read (MPI_NO_OP) goes with any operation of the same type.
+  auto reader = rec(1, 0, 4, AccessMode::Read, {1, 1}, 2, 1, 2, 11);
+  CHECK(races_of({atomic(base0, 7, 3, false), atomic(reader, 9, 3, true)}).empty());
+  // A put is not atomic.
+  CHECK(races_of({atomic(base0, 7, 3, false), base1}) == Pairs{{10, 11}});
+}
+
+TEST_CASE("a completion between one rank's accesses orders them without a clocked call",
+          "[race]") {
+  // Rank 0: put (seq 1), flush (seq 2, no clocked call), put (seq 3).
+  const auto a = rec(0, 0, 4, AccessMode::Write, {1, 0}, 2, 1, 2, 10);
+  const auto b = rec(0, 0, 4, AccessMode::Write, {1, 0}, 2, 3, 4, 11);
+  CHECK(races_of({a, b}).empty());
+  // Without the flush both complete at the unlock (seq 4).
+  const auto a2 = rec(0, 0, 4, AccessMode::Write, {1, 0}, 2, 1, 4, 10);
+  CHECK(races_of({a2, b}) == Pairs{{10, 11}});
+}
+
+TEST_CASE("the same access repeated in one epoch is kept once and still races", "[race]") {
+  std::uint64_t races = 0;
+  ShadowMemory shadow([&](const AccessRecord&, const AccessRecord&) { ++races; });
+  for (int i = 0; i < 100; ++i)
+    shadow.add(rec(0, 0, 4, AccessMode::Write, {1, 0}, 2, 1 + static_cast<std::uint64_t>(i), 200,
+                   10));
+  // Each repetition races with the first (a put loop without completion).
+  CHECK(races == 99);
+  CHECK(shadow.stored() == 1);
+  // Repetitions in later epochs are kept: they order differently.
+  for (int i = 0; i < 10; ++i)
+    shadow.add(rec(0, 0, 4, AccessMode::Write, {static_cast<ClockValue>(3 + i), 0},
+                   static_cast<ClockValue>(4 + i), 300 + 2 * static_cast<std::uint64_t>(i),
+                   301 + 2 * static_cast<std::uint64_t>(i), 10));
+  CHECK(shadow.stored() == 11);
+}
+
+namespace {
+
+// A random run: per rank a program of clocked events, access starts and
+// unclocked completions; messages between clocked events, from earlier to
+// later in one global order (so the graph has no cycle).
+struct RunModel {
+  struct Item {
+    bool clocked = false;
+  };
+  int ranks = 0;
+  std::vector<std::vector<Item>> program;  // per rank, positions 0..n-1
+  // Clocked event (rank, position) -> its global time.
+  std::map<std::pair<int, int>, int> time;
+  std::set<std::pair<std::pair<int, int>, std::pair<int, int>>> messages;
+
+  // Whether point (p, a) happened before point (q, b), through program order
+  // and messages (search in the graph).
+  bool reaches(int p, int a, int q, int b) const {
+    if (p == q) return a <= b;
+    std::set<std::pair<int, int>> seen;
+    std::vector<std::pair<int, int>> todo{{p, a}};
+    while (!todo.empty()) {
+      auto [r, pos] = todo.back();
+      todo.pop_back();
+      if (!seen.insert({r, pos}).second) continue;
+      if (r == q && pos <= b) return true;
+      // Later clocked events of r send their messages.
+      for (int k = pos; k < static_cast<int>(program[static_cast<std::size_t>(r)].size()); ++k) {
+        if (!program[static_cast<std::size_t>(r)][static_cast<std::size_t>(k)].clocked) continue;
+        for (const auto& m : messages)
+          if (m.first == std::make_pair(r, k)) todo.push_back(m.second);
+      }
+    }
+    return false;
+  }
+  // Clocked events of `rank` up to position `pos` inclusive (its tick there).
+  ClockValue tick(int rank, int pos) const {
+    ClockValue n = 0;
+    for (int k = 0; k <= pos && k < static_cast<int>(program[static_cast<std::size_t>(rank)].size());
+         ++k)
+      n += program[static_cast<std::size_t>(rank)][static_cast<std::size_t>(k)].clocked ? 1 : 0;
+    return n;
+  }
+  // The vector clock at point (rank, pos): per rank, how many of its
+  // clocked events reach the point.
+  std::vector<ClockValue> clock(int rank, int pos) const {
+    std::vector<ClockValue> c(static_cast<std::size_t>(ranks), 0);
+    for (int p = 0; p < ranks; ++p)
+      for (int k = 0; k < static_cast<int>(program[static_cast<std::size_t>(p)].size()); ++k)
+        if (program[static_cast<std::size_t>(p)][static_cast<std::size_t>(k)].clocked &&
+            reaches(p, k, rank, pos))
+          c[static_cast<std::size_t>(p)] = tick(p, k);
+    return c;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("random runs: the shadow memory finds exactly the races of the definition",
+          "[race]") {
+  std::mt19937 rng(12345);
+  for (int round = 0; round < 150; ++round) {
+    RunModel m;
+    m.ranks = 2 + static_cast<int>(rng() % 2);
+    const int length = 10;
+    m.program.assign(static_cast<std::size_t>(m.ranks), std::vector<RunModel::Item>(length));
+    std::vector<std::pair<int, int>> clocked;
+    for (int r = 0; r < m.ranks; ++r)
+      for (int k = 0; k < length; ++k)
+        if (rng() % 2 == 0) {
+          m.program[static_cast<std::size_t>(r)][static_cast<std::size_t>(k)].clocked = true;
+          clocked.emplace_back(r, k);
+        }
+    // A global order of clocked events consistent with program order.
+    std::shuffle(clocked.begin(), clocked.end(), rng);
+    std::stable_sort(clocked.begin(), clocked.end(),
+                     [](auto x, auto y) { return x.first == y.first && x.second < y.second; });
+    for (std::size_t i = 0; i < clocked.size(); ++i) m.time[clocked[i]] = static_cast<int>(i);
+    for (int i = 0; i < 6 && clocked.size() > 1; ++i) {
+      auto a = clocked[rng() % clocked.size()], b = clocked[rng() % clocked.size()];
+      if (a.first != b.first && m.time[a] < m.time[b]) m.messages.insert({a, b});
+    }
+    // Accesses: start at a position, complete at a later one.
+    struct Acc {
+      int rank, start, done;
+      std::uint64_t lo, hi;
+      AccessMode mode;
+    };
+    std::vector<Acc> accs;
+    for (int i = 0; i < 8; ++i) {
+      Acc a;
+      a.rank = static_cast<int>(rng() % static_cast<unsigned>(m.ranks));
+      a.start = static_cast<int>(rng() % (length - 1));
+      a.done = a.start + 1 + static_cast<int>(rng() % static_cast<unsigned>(length - 1 - a.start));
+      a.lo = rng() % 8;
+      a.hi = a.lo + 1 + rng() % 4;
+      a.mode = rng() % 2 ? AccessMode::Write : AccessMode::Read;
+      accs.push_back(a);
+    }
+    // The reference: conflict, and neither completion reaches the other's
+    // start. A completion at a clocked position is that event; at another
+    // position it is ordered before the next clocked event of its rank and
+    // after its own program order.
+    Pairs expected;
+    auto before = [&](const Acc& x, const Acc& y) {
+      if (x.rank == y.rank) return x.done < y.start;
+      // x's completion reaches y's start through the first clocked event of
+      // x's rank at or after it.
+      for (int k = x.done; k < length; ++k)
+        if (m.program[static_cast<std::size_t>(x.rank)][static_cast<std::size_t>(k)].clocked)
+          return m.reaches(x.rank, k, y.rank, y.start);
+      return false;
+    };
+    for (std::size_t i = 0; i < accs.size(); ++i)
+      for (std::size_t j = i + 1; j < accs.size(); ++j) {
+        const Acc &x = accs[i], &y = accs[j];
+        const bool overlap = x.lo < y.hi && y.lo < x.hi;
+        const bool writes = x.mode == AccessMode::Write || y.mode == AccessMode::Write;
+        if (overlap && writes && !before(x, y) && !before(y, x)) expected.emplace(100 + i, 100 + j);
+      }
+    // The shadow memory's inputs: start clock at the start position, the
+    // completion's tick (the clocked event at or after it), program positions.
+    std::vector<AccessRecord> records;
+    for (std::size_t i = 0; i < accs.size(); ++i) {
+      const Acc& a = accs[i];
+      const bool clocked_done =
+          m.program[static_cast<std::size_t>(a.rank)][static_cast<std::size_t>(a.done)].clocked;
+      const ClockValue done = m.tick(a.rank, a.done) + (clocked_done ? 0 : 1);
+      records.push_back(rec(static_cast<std::uint32_t>(a.rank), a.lo, a.hi, a.mode,
+                            m.clock(a.rank, a.start), done, static_cast<std::uint64_t>(a.start),
+                            static_cast<std::uint64_t>(a.done), 100 + i));
+    }
+    std::shuffle(records.begin(), records.end(), rng);  // they arrive in any order
+    INFO("round " << round);
+    CHECK(races_of(records) == expected);
+  }
+}

@@ -1,0 +1,193 @@
+#include "launcher/race_report.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "vcx/symbolizer.h"
+
+namespace vcx::launcher {
+namespace {
+
+using nlohmann::json;
+
+// One access as the report shows it.
+struct Site {
+  int rank = 0;
+  std::string call, access, completed_at;
+  SourceLocation where;
+  std::uint64_t pc = 0;
+  json clock;
+  std::string place() const { return describe(where, pc); }
+  // What makes two findings the same race: the code, not the rank or time.
+  std::string key() const { return place() + "|" + call + "|" + access; }
+};
+
+struct Merged {
+  Site a, b;
+  json memory;
+  std::string memory_text;
+  std::uint64_t count = 0;
+};
+
+json site_json(const Site& s) {
+  json j{{"rank", s.rank}, {"thread", 0}, {"call", s.call}, {"access", s.access}};
+  if (s.where.has_line()) {
+    j["file"] = s.where.file;
+    j["line"] = s.where.line;
+  } else {
+    j["file"] = nullptr;
+    j["line"] = nullptr;
+  }
+  j["function"] = s.where.function.empty() ? json(nullptr) : json(s.where.function);
+  if (!s.where.object.empty()) {
+    j["object"] = s.where.object;
+    j["object_offset"] = s.where.offset;
+  }
+  j["completed_at"] = s.completed_at;
+  j["clock"] = s.clock;
+  return j;
+}
+
+std::string site_text(const Site& s) {
+  std::string t = "  " + s.access + " by rank " + std::to_string(s.rank) + ": " + s.call + " at " +
+                  s.place();
+  if (!s.where.function.empty()) t += " in " + s.where.function;
+  t += "\n    complete at " + s.completed_at + " (rank " + std::to_string(s.rank) + ")\n";
+  return t;
+}
+
+}  // namespace
+
+RaceReport build_race_report(const std::string& dir, int ranks) {
+  RaceReport out;
+  out.findings = json::array();
+  std::vector<json> files(static_cast<std::size_t>(ranks));
+  std::vector<std::unique_ptr<Symbolizer>> symbolizers(static_cast<std::size_t>(ranks));
+  std::uint64_t checked = 0, incomplete = 0, unknown = 0, dropped = 0;
+  for (int r = 0; r < ranks; ++r) {
+    const std::string path = dir + "/rank-" + std::to_string(r) + ".json";
+    std::ifstream in(path);
+    if (!in) {
+      out.problems.push_back("the race analysis of rank " + std::to_string(r) +
+                             " left no findings (" + path + ")");
+      continue;
+    }
+    try {
+      files[static_cast<std::size_t>(r)] = json::parse(in);
+    } catch (const std::exception& e) {
+      out.problems.push_back("the findings of rank " + std::to_string(r) + " are unreadable: " +
+                             e.what());
+      continue;
+    }
+    const json& f = files[static_cast<std::size_t>(r)];
+    symbolizers[static_cast<std::size_t>(r)] =
+        std::make_unique<Symbolizer>(f.value("maps", std::string()));
+    const json& st = f.value("stats", json::object());
+    checked += st.value("accesses_checked", std::uint64_t{0});
+    incomplete += st.value("incomplete", std::uint64_t{0});
+    unknown += st.value("unknown_memory", std::uint64_t{0});
+    dropped += st.value("findings_dropped", std::uint64_t{0});
+  }
+  auto locate = [&](int rank, std::uint64_t pc) {
+    if (rank < 0 || rank >= ranks || !symbolizers[static_cast<std::size_t>(rank)] || pc == 0)
+      return SourceLocation{};
+    return symbolizers[static_cast<std::size_t>(rank)]->resolve_return_address(pc);
+  };
+
+  std::map<std::string, Merged> merged;  // by the pair of sites, in a stable order
+  for (const json& f : files) {
+    if (!f.is_object()) continue;
+    for (const json& finding : f.value("findings", json::array())) {
+      const json& acc = finding.value("accesses", json::array());
+      if (acc.size() != 2) continue;
+      Site s[2];
+      for (int i = 0; i < 2; ++i) {
+        const json& a = acc[static_cast<std::size_t>(i)];
+        s[i].rank = a.value("rank", 0);
+        s[i].call = a.value("call", std::string("?"));
+        s[i].access = a.value("access", std::string("?"));
+        s[i].completed_at = a.value("completed_at", std::string("?"));
+        s[i].pc = a.value("pc", std::uint64_t{0});
+        s[i].where = locate(s[i].rank, s[i].pc);
+        s[i].clock = a.value("clock", json::array());
+      }
+      if (s[1].key() < s[0].key()) std::swap(s[0], s[1]);
+      const std::string key = s[0].key() + "||" + s[1].key();
+      Merged& m = merged[key];
+      if (m.count == 0) {
+        m.a = s[0];
+        m.b = s[1];
+        const json& mem = finding.value("memory", json::object());
+        const int owner = mem.value("owner", 0);
+        const SourceLocation made = locate(owner, mem.value("created_pc", std::uint64_t{0}));
+        const std::uint64_t offset = mem.value("offset", std::uint64_t{0});
+        const std::uint64_t bytes = mem.value("bytes", std::uint64_t{0});
+        const std::string kind = mem.value("kind", std::string("memory"));
+        m.memory = json{{"kind", kind},
+                        {"owner", owner},
+                        {"ordinal", mem.value("ordinal", 0)},
+                        {"offset", offset},
+                        {"bytes", bytes}};
+        if (made.has_line()) m.memory["created_at"] = made.file + ":" + std::to_string(made.line);
+        // Dynamic windows are addressed by address, the others from their start.
+        const bool by_address = kind == "MPI dynamic window" || kind == "symmetric memory";
+        auto number = [&](std::uint64_t v) {
+          if (!by_address) return std::to_string(v);
+          std::ostringstream h;
+          h << "0x" << std::hex << v;
+          return h.str();
+        };
+        const std::string name =
+            kind == "symmetric memory" ? kind : kind + " " + std::to_string(mem.value("ordinal", 0));
+        m.memory_text = name + " of rank " +
+                        std::to_string(owner) + ", bytes " + number(offset) + ".." +
+                        number(offset + (bytes > 0 ? bytes - 1 : 0)) +
+                        (by_address ? "" : " from its start") +
+                        (made.has_line() ? " (created at " + made.file + ":" +
+                                               std::to_string(made.line) + ")"
+                                         : "");
+      }
+      m.count += finding.value("count", std::uint64_t{1});
+    }
+  }
+
+  std::ostringstream text;
+  for (const auto& [key, m] : merged) {
+    text << "==================\n"
+         << "vcx: data race on " << m.memory_text << "\n"
+         << site_text(m.a) << site_text(m.b)
+         << "  nothing orders them: neither access was complete before the other started (the "
+            "clocks at their starts do not contain the other's completion)\n";
+    if (m.count > 1) text << "  seen " << m.count << " times\n";
+    json finding{{"analysis", "race"},
+                 {"kind", "data-race"},
+                 {"memory", m.memory},
+                 {"accesses", json::array({site_json(m.a), site_json(m.b)})},
+                 {"count", m.count}};
+    out.findings.push_back(std::move(finding));
+  }
+  out.races = merged.size();
+  if (out.races > 0) text << "==================\n";
+  text << "vcx: ";
+  if (out.races == 0)
+    text << "no data race found";
+  else
+    text << out.races << " data race" << (out.races == 1 ? "" : "s") << " found";
+  text << " (race analysis: " << checked << " accesses to exposed memory compared";
+  if (dropped > 0) text << "; " << dropped << " further findings not kept";
+  if (incomplete > 0) text << "; " << incomplete << " accesses never completed";
+  if (unknown > 0) text << "; " << unknown << " accesses to memory never seen created";
+  text << "). Not checked: local loads and stores, and accesses through non-contiguous "
+          "datatypes.\n";
+  out.text = text.str();
+  return out;
+}
+
+json report_document(const std::vector<std::string>& program, int ranks, const json& findings) {
+  return json{{"version", 1}, {"program", program}, {"ranks", ranks}, {"findings", findings}};
+}
+
+}  // namespace vcx::launcher

@@ -1,0 +1,130 @@
+// Notes for the analyses (vcx/analysis.h, docs/analyses.md): the remote
+// side of each data call, from the call to its completion.
+//
+// * Blocking gets, g, iget and fetching atomics have their data when they
+//   return: complete at once.
+// * Blocking puts, p, iput and atomics without a result return once the
+//   source buffer may be reused; the remote write completes at the PE's
+//   next shmem_quiet (shmem_ctx_quiet of the same context) or barrier
+//   (shmem_barrier_all, shmem_barrier, the symmetric heap calls). So do the
+//   _nbi calls. shmem_fence only orders them, and completes nothing.
+// * Atomics of one type are atomic with each other whatever their
+//   operation; one that only fetches reads.
+// Symmetric memory needs no region: every PE names it by the same object
+// and offset (SymAddr), and all of it is exposed.
+#include <string_view>
+
+#include "shmem_translator.h"
+
+namespace vcx::shmem {
+namespace {
+
+std::uint64_t space_of(const SymAddr& a, std::int32_t pe) {
+  return hash_combine(hash_combine(hash_combine(0x53594d4d4554ULL, a.object),
+                                   static_cast<std::uint64_t>(pe)),
+                      0x4d454d4f5259ULL);
+}
+
+// The datatype of an atomic, from its name: shmem_[ctx_]TYPE_atomic_OP, or
+// the older shmem_TYPE_OP. Atomics on one object are atomic with each other
+// only for one type.
+std::uint32_t atomic_type_of(std::string_view name) {
+  if (name.substr(0, 6) == "shmem_") name.remove_prefix(6);
+  if (name.substr(0, 4) == "ctx_") name.remove_prefix(4);
+  std::string_view type;
+  if (const auto at = name.find("_atomic_"); at != std::string_view::npos)
+    type = name.substr(0, at);
+  else if (const auto last = name.rfind('_'); last != std::string_view::npos)
+    type = name.substr(0, last);
+  std::uint64_t h = 0x54595045ULL;
+  for (const char c : type) h = hash_combine(h, static_cast<unsigned char>(c));
+  return static_cast<std::uint32_t>(h | 1);  // never 0
+}
+
+// Atomic reads, writes and read-modify-writes: all one operation class.
+constexpr std::uint32_t kAnyAtomic = 1;
+// Elements of a strided call described one by one at most.
+constexpr std::uint64_t kMaxElements = 256;
+
+}  // namespace
+
+bool ShmemTranslator::notes_wanted() {
+  if (notes_wanted_ < 0) notes_wanted_ = host_.notes_wanted() ? 1 : 0;
+  return notes_wanted_ == 1;
+}
+
+bool ShmemTranslator::completes_data(Call call) const {
+  const std::string_view n = kCallNames[static_cast<std::size_t>(call)];
+  return n == "shmem_barrier_all" || n == "shmem_barrier" || n == "shmem_malloc" ||
+         n == "shmem_calloc" || n == "shmem_align" || n == "shmem_realloc" ||
+         n == "shmem_free" || n == "shmalloc" || n == "shfree" || n == "shmemalign" ||
+         n == "shrealloc";
+}
+
+void ShmemTranslator::note_access(Call call, const DataEvent& e, CallProgram& out) {
+  if (!notes_wanted()) return;
+  const DataKind k = e.kind;
+  const bool reads = k == DataKind::Get || k == DataKind::GetNbi || k == DataKind::Iget ||
+                     k == DataKind::G || k == DataKind::AmoRead;
+  const bool atomic = k == DataKind::AmoRead || k == DataKind::AmoWrite || k == DataKind::AmoRmw;
+  // Complete when the call returns: it has its data.
+  const bool now = k == DataKind::Get || k == DataKind::Iget || k == DataKind::G ||
+                   k == DataKind::AmoRead || k == DataKind::AmoRmw;
+  AccessNote a{};
+  a.space = space_of(e.remote, e.pe);
+  a.pc = e.pc;
+  a.owner = static_cast<std::uint32_t>(e.pe);
+  if (atomic) {
+    a.atomic_op = kAnyAtomic;
+    a.atomic_type = atomic_type_of(kCallNames[static_cast<std::size_t>(call)]);
+    if (k == DataKind::AmoRead) a.flags |= kAccessAtomicRead;
+  }
+  a.call = static_cast<std::uint16_t>(call);
+  a.mode = reads ? AccessMode::Read : AccessMode::Write;
+  a.flags |= kAccessImplicitRegion;
+  if (now) a.flags |= kAccessCompleteNow;
+  auto add = [&](std::uint64_t offset, std::uint64_t bytes) {
+    a.id = ++next_access_id_;
+    a.offset = offset;
+    a.bytes = bytes;
+    out.add_note(NoteKind::Access, a);
+    if (!now) open_.push_back(OpenAccess{a.id, e.ctx});
+  };
+  if (e.stride == 1 || e.count <= 1) {
+    add(e.remote.offset, e.elem_bytes * e.count);
+    return;
+  }
+  // Strided: one access per element (left out beyond kMaxElements rather
+  // than widened, which could invent races).
+  if (e.count > kMaxElements) return;
+  for (std::uint64_t i = 0; i < e.count; ++i)
+    add(e.remote.offset + static_cast<std::uint64_t>(static_cast<std::int64_t>(i) * e.stride *
+                                                     static_cast<std::int64_t>(e.elem_bytes)),
+        e.elem_bytes);
+}
+
+void ShmemTranslator::complete_accesses(std::uint64_t ctx, bool every_context, CallProgram& out) {
+  if (open_.empty()) return;
+  completed_.clear();
+  std::size_t kept = 0;
+  for (const OpenAccess& a : open_) {
+    if (every_context || a.ctx == ctx)
+      completed_.push_back(a.id);
+    else
+      open_[kept++] = a;
+  }
+  open_.resize(kept);
+  if (!completed_.empty())
+    out.add_note(NoteKind::Completion,
+                 CompletionNote{static_cast<std::uint32_t>(completed_.size()), 0}, completed_);
+}
+
+void ShmemTranslator::note_completion(Call call, const CompletionEvent& e, CallProgram& out) {
+  if (!notes_wanted()) return;
+  const std::string_view n = kCallNames[static_cast<std::size_t>(call)];
+  // shmem_fence and shmem_ctx_fence order, they complete nothing.
+  if (n.find("quiet") == std::string_view::npos) return;
+  complete_accesses(e.ctx, false, out);
+}
+
+}  // namespace vcx::shmem
