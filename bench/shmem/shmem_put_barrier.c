@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
     const double t = shbench_now() - t0;
     const int left = (me + n - 1) % n;
     if (dst[bytes - 1] != (char)((int)(bytes & 0x7f) + left)) shbench_fail("the put did not arrive");
+    /* The left neighbour's next put writes dst again: not before the check. */
+    shmem_barrier_all();
     char param[32];
     snprintf(param, sizeof param, "%zu", bytes);
     shbench_result("shmem_put_barrier", param, "time", t / iters * 1e6, "us");
