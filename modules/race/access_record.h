@@ -62,8 +62,26 @@ struct AccessRecord {
   }
 };
 
+// Messages between the race modules of two tools start with their kind.
+enum class WireKind : std::uint32_t {
+  Record = 1,    // RecordWire, then the access's start clock
+  Frontier = 2,  // FrontierWire, then the clock
+};
+
+// What a rank's accesses still to come (open now or started later) start
+// after at the earliest: the clock at the start of its oldest open access,
+// or its clock now; and the same in program order (FrontierWire::seq).
+struct FrontierWire {
+  WireKind kind;
+  std::uint32_t clock_entries;
+  std::uint64_t seq;
+};
+static_assert(sizeof(FrontierWire) == 16);
+
 // On the wire between tools: this header, then `clock_entries` clock values.
 struct RecordWire {
+  WireKind kind;
+  std::uint32_t reserved0;
   std::uint64_t space;
   std::uint64_t offset;  // in the space's units (the owner knows them)
   std::int64_t byte_offset;  // and further bytes
@@ -82,10 +100,10 @@ struct RecordWire {
   std::uint8_t atomic_read;
   std::uint32_t flags;  // the AccessNote's
 };
-static_assert(sizeof(RecordWire) == 88);
+static_assert(sizeof(RecordWire) == 96);
 
-inline void encode(const RecordWire& h, std::span<const ClockValue> start,
-                   std::vector<std::uint8_t>& out) {
+template <class Header>
+void encode(const Header& h, std::span<const ClockValue> start, std::vector<std::uint8_t>& out) {
   out.resize(sizeof h + start.size_bytes());
   std::memcpy(out.data(), &h, sizeof h);
   std::memcpy(out.data() + sizeof h, start.data(), start.size_bytes());
@@ -96,6 +114,7 @@ inline bool decode(std::span<const std::uint8_t> in, std::uint32_t world, Record
                    std::vector<ClockValue>& start) {
   if (in.size() < sizeof h) return false;
   std::memcpy(&h, in.data(), sizeof h);
+  if (h.kind != WireKind::Record) return false;
   if (h.clock_entries != world || in.size() != sizeof h + world * sizeof(ClockValue)) return false;
   start.resize(world);
   std::memcpy(start.data(), in.data() + sizeof h, world * sizeof(ClockValue));

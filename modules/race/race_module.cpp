@@ -34,6 +34,14 @@ using nlohmann::json;
 
 // Distinct races kept per tool; more are counted, not described.
 constexpr std::size_t kMaxFindings = 1000;
+// How often (in calls with notes) a tool tells the others where its rank's
+// accesses still to come start, and how often (in accesses compared) a tool
+// drops what none of them can race with.
+constexpr std::uint64_t kFrontierEvery = 64;
+constexpr std::uint64_t kCollectEvery = 1024;
+// Records held back for other tools, at most (sent earlier when the tool
+// has nothing else to do).
+constexpr std::size_t kOutboxBytes = 64 * 1024;
 
 const char* region_kind_name(RegionKind k) {
   switch (k) {
@@ -54,7 +62,8 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
         shadow_([this](const AccessRecord& a, const AccessRecord& b) { on_race(a, b); }) {
     link_ = host_.analysis_link("race");
     if (link_)
-      link_->set_handler([this](Rank src, std::span<const std::uint8_t> b) { on_record(src, b); });
+      link_->set_handler([this](Rank src, std::span<const std::uint8_t> b) { on_message(src, b); });
+    known_.resize(world_);
   }
 
   ClockedCallObserver* observer() override { return this; }
@@ -63,6 +72,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
 
   void on_notes(const NoteBatch& b) override {
     ++seq_;
+    clock_.assign(b.clock.begin(), b.clock.end());
     b.for_each([&](NoteKind kind, std::span<const std::uint8_t> p) {
       switch (kind) {
         case NoteKind::Region: {
@@ -102,6 +112,13 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
         }
       }
     });
+    // Records wait for the tool to be idle, or for enough to be worth a message.
+    if (outbox_bytes_ >= kOutboxBytes) send_outboxes();
+    if (seq_ - frontier_sent_seq_ >= kFrontierEvery) send_frontier();
+  }
+
+  void on_idle() override {
+    if (!pending_.empty()) send_outboxes();
   }
 
   void flush() override { write_findings(); }
@@ -184,6 +201,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     }
     if (!link_ || a.owner >= world_) return;
     RecordWire h{};
+    h.kind = WireKind::Record;
     h.space = a.space;
     h.offset = a.offset;
     h.byte_offset = a.byte_offset;
@@ -201,12 +219,106 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     h.mode = static_cast<std::uint8_t>(a.mode);
     h.atomic_read = r.atomic_read ? 1 : 0;
     h.flags = a.flags;
-    encode(h, r.start, wire_);
-    link_->send(Rank{a.owner}, wire_);
+    // Appended to the owner's message, which leaves at the end of the call:
+    // the accesses one synchronisation completes travel together.
+    std::vector<std::uint8_t>& box = outbox_[a.owner];
+    const std::size_t at = box.size();
+    box.resize(at + sizeof h + r.start.size() * sizeof(ClockValue));
+    std::memcpy(box.data() + at, &h, sizeof h);
+    std::memcpy(box.data() + at + sizeof h, r.start.data(), r.start.size() * sizeof(ClockValue));
+    if (at == 0) pending_.push_back(a.owner);
+    outbox_bytes_ += box.size() - at;
     ++sent_;
   }
 
+  void send_outboxes() {
+    for (const std::uint32_t owner : pending_) {
+      link_->send(Rank{owner}, outbox_[owner]);
+      outbox_[owner].clear();
+    }
+    pending_.clear();
+    outbox_bytes_ = 0;
+  }
+
+  void on_message(Rank src, std::span<const std::uint8_t> bytes) {
+    WireKind kind{};
+    if (bytes.size() >= sizeof kind) std::memcpy(&kind, bytes.data(), sizeof kind);
+    if (kind == WireKind::Frontier)
+      on_frontier(src, bytes);
+    else
+      on_records(src, bytes);
+  }
+
+  // Where the accesses still to come of this rank start at the earliest:
+  // at its oldest open access, or now.
+  void own_frontier(std::vector<ClockValue>& clock, std::uint64_t& seq) const {
+    if (open_.empty()) {
+      clock = clock_;
+      seq = seq_ + 1;
+    } else {
+      clock = open_.begin()->second.start;
+      seq = open_.begin()->second.start_seq;
+    }
+    clock.resize(world_, 0);
+  }
+
+  // Every other tool learns it now and then; messages from one tool arrive
+  // in order, so it holds for all of this rank's records that come later.
+  void send_frontier() {
+    frontier_sent_seq_ = seq_;
+    if (!link_ || world_ < 2) return;
+    // After the records it covers: each tool's messages arrive in order.
+    if (!pending_.empty()) send_outboxes();
+    FrontierWire h{WireKind::Frontier, world_, 0};
+    own_frontier(scratch_clock_, h.seq);
+    encode(h, scratch_clock_, wire_);
+    for (std::uint32_t r = 0; r < world_; ++r)
+      if (r != self_.value) link_->send(Rank{r}, wire_);
+  }
+
+  void on_frontier(Rank src, std::span<const std::uint8_t> bytes) {
+    FrontierWire h;
+    if (bytes.size() != sizeof h + world_ * sizeof(ClockValue) || src.value >= world_) {
+      ++malformed_;
+      return;
+    }
+    std::memcpy(&h, bytes.data(), sizeof h);
+    Known& k = known_[src.value];
+    k.clock.resize(world_);
+    std::memcpy(k.clock.data(), bytes.data() + sizeof h, world_ * sizeof(ClockValue));
+    k.seq = h.seq;
+    k.valid = true;
+    collect();
+  }
+
+  // Drops the kept accesses that every rank's accesses still to come are
+  // ordered after: nothing can race with them any more.
+  void collect() {
+    own_frontier(own_.clock, own_.seq);
+    own_.valid = true;
+    for (std::uint32_t q = 0; q < world_; ++q)
+      if (q != self_.value && !known_[q].valid) return;  // that rank may still do anything
+    shadow_.collect([&](const AccessRecord& x) {
+      for (std::uint32_t q = 0; q < world_; ++q) {
+        const Known& k = q == self_.value ? own_ : known_[q];
+        const bool after = q == x.rank.value ? k.seq > x.done_seq : k.clock[x.rank.value] >= x.done;
+        if (!after) return false;
+      }
+      return true;
+    });
+  }
+
   // An access of another rank to this rank's memory.
+  // Accesses of another rank to this rank's memory, one after another.
+  void on_records(Rank src, std::span<const std::uint8_t> bytes) {
+    const std::size_t each = sizeof(RecordWire) + world_ * sizeof(ClockValue);
+    if (bytes.empty() || bytes.size() % each != 0) {
+      ++malformed_;
+      return;
+    }
+    for (std::size_t at = 0; at < bytes.size(); at += each) on_record(src, bytes.subspan(at, each));
+  }
+
   void on_record(Rank src, std::span<const std::uint8_t> bytes) {
     RecordWire h;
     AccessRecord r;
@@ -249,6 +361,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
   void add(AccessRecord r) {
     ++checked_;
     shadow_.add(std::move(r));
+    if (checked_ % kCollectEvery == 0) collect();
   }
 
   const Range* find_range(std::uint64_t address) const {
@@ -368,7 +481,21 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
   std::uint32_t world_;
   std::string dir_;
   AnalysisLink* link_ = nullptr;
-  std::unordered_map<std::uint64_t, Open> open_;
+  std::map<std::uint64_t, Open> open_;  // by id: the oldest first
+  std::vector<ClockValue> clock_;      // this rank's clock after its last call with notes
+  struct Known {
+    std::vector<ClockValue> clock;
+    std::uint64_t seq = 0;
+    bool valid = false;
+  };
+  std::vector<Known> known_;  // per rank, its last frontier
+  Known own_;
+  std::vector<ClockValue> scratch_clock_;
+  // Records for other tools, sent at the end of the call that completed them.
+  std::unordered_map<std::uint32_t, std::vector<std::uint8_t>> outbox_;
+  std::vector<std::uint32_t> pending_;  // owners with a non-empty outbox
+  std::size_t outbox_bytes_ = 0;
+  std::uint64_t frontier_sent_seq_ = 0;
   std::unordered_map<std::uint64_t, Region> regions_;
   std::vector<Range> ranges_;
   struct Waiting {

@@ -5,12 +5,17 @@
 namespace vcx::race {
 
 void ShadowMemory::add(AccessRecord r) {
-  auto& v = spaces_[r.space];
-  // Records sorted by lo; those starting at or after r.hi cannot overlap.
-  const auto end = std::lower_bound(v.begin(), v.end(), r.hi,
-                                    [](const AccessRecord& x, std::uint64_t hi) { return x.lo < hi; });
+  Space& space = spaces_[r.space];
+  auto& v = space.records;
+  space.longest = std::max(space.longest, r.hi - r.lo);
+  // Records sorted by lo: those that can overlap start in
+  // [r.lo - longest, r.hi).
+  const std::uint64_t from = r.lo > space.longest ? r.lo - space.longest : 0;
+  const auto by_lo = [](const AccessRecord& x, std::uint64_t lo) { return x.lo < lo; };
+  const auto first = std::lower_bound(v.begin(), v.end(), from, by_lo);
+  const auto end = std::lower_bound(first, v.end(), r.hi, by_lo);
   bool duplicate = false;
-  for (auto it = v.begin(); it != end; ++it) {
+  for (auto it = first; it != end; ++it) {
     if (it->hi <= r.lo) continue;
     ++compared_;
     if (it->conflicts_with(r) && it->concurrent_with(r)) on_race_(*it, r);

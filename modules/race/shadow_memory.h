@@ -25,6 +25,17 @@ class ShadowMemory {
   // completion): whatever races with `r` then races with the kept one.
   void add(AccessRecord r);
 
+  // Drops the kept accesses no access still to come can race with (the
+  // caller decides, from what it knows of the ranks' future accesses).
+  template <class Droppable>
+  void collect(Droppable&& droppable) {
+    for (auto& [id, space] : spaces_) {
+      const std::size_t before = space.records.size();
+      std::erase_if(space.records, droppable);
+      stored_ -= before - space.records.size();
+    }
+  }
+
   std::size_t stored() const { return stored_; }
   std::size_t peak_stored() const { return peak_; }
   std::uint64_t compared() const { return compared_; }
@@ -32,8 +43,12 @@ class ShadowMemory {
  private:
   OnRace on_race_;
   // Per space, kept sorted by lo: a new access compares with those whose
-  // range can overlap its own.
-  std::unordered_map<std::uint64_t, std::vector<AccessRecord>> spaces_;
+  // range can overlap its own, which start at most `longest` bytes before.
+  struct Space {
+    std::vector<AccessRecord> records;
+    std::uint64_t longest = 0;
+  };
+  std::unordered_map<std::uint64_t, Space> spaces_;
   std::size_t stored_ = 0;
   std::size_t peak_ = 0;
   std::uint64_t compared_ = 0;

@@ -62,3 +62,52 @@ foreach(name IN LISTS VCX_RACE_PROGRAMS)
       LABELS "race" TIMEOUT ${VCX_RACE_TEST_TIMEOUT} PROCESSORS ${procs})
   endforeach()
 endforeach()
+
+# The same for the OpenSHMEM programs of tests/programs/race_shmem (with
+# Open MPI's OpenSHMEM only): natively under oshrun (race_case.py
+# --oshrun), under vcx-run as the MPI programs.
+#
+#   race.shmem_<name>.n2, race.shmem_<name>.n3     default mode
+#   race.shmem_<name>.n3.nostall                   vcx-run --no-stall
+#   race.shmem_<name>.n3.chaos                     racy programs, chaos delays
+#
+# <name> is <family> for race_shmem_<family>.c and free_<family> for its
+# race-free twin race_free_shmem_<family>.c.
+if(VCX_HAVE_SHMEM)
+  get_property(VCX_RACE_SHMEM_PROGRAMS GLOBAL PROPERTY VCX_RACE_SHMEM_PROGRAMS)
+  if(NOT VCX_RACE_SHMEM_PROGRAMS)
+    message(FATAL_ERROR "tests/programs/race_shmem must be added before tests/integration")
+  endif()
+  foreach(name IN LISTS VCX_RACE_SHMEM_PROGRAMS)
+    get_property(source GLOBAL PROPERTY VCX_RACE_SHMEM_PROGRAM_SOURCE_${name})
+    get_property(program GLOBAL PROPERTY VCX_RACE_SHMEM_PROGRAM_FILE_${name})
+    file(STRINGS ${source} marks REGEX "/\\*[ \t]*race:")
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${source})
+    set(common
+      ${Python3_EXECUTABLE} ${VCX_RACE_CASE}
+      --vcx-run $<TARGET_FILE:vcx-run> --oshrun ${VCX_OSHRUN}
+      --program ${program} --source ${source}
+      --timeout ${VCX_RACE_STEP_TIMEOUT})
+
+    set(cases n2 n3 n3.nostall)
+    if(marks)
+      list(APPEND cases n3.chaos)
+    endif()
+    foreach(case IN LISTS cases)
+      string(REGEX MATCH "^n([0-9]+)" _ ${case})
+      set(n ${CMAKE_MATCH_1})
+      set(extra)
+      if(case MATCHES "nostall")
+        set(extra --no-stall)
+      elseif(case MATCHES "chaos")
+        set(extra --chaos-delay-us ${VCX_RACE_CHAOS_DELAY_US}
+                  --chaos-seed ${VCX_RACE_CHAOS_SEED})
+      endif()
+      math(EXPR procs "${n} * 2")
+      add_test(NAME race.shmem_${name}.${case}
+        COMMAND ${common} -n ${n} ${extra})
+      set_tests_properties(race.shmem_${name}.${case} PROPERTIES
+        LABELS "race" TIMEOUT ${VCX_RACE_TEST_TIMEOUT} PROCESSORS ${procs})
+    endforeach()
+  endforeach()
+endif()

@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
-"""One race-analysis case: a program of tests/programs/race natively and
+"""One race-analysis case: a program of tests/programs/race (or, with
+--oshrun, an OpenSHMEM program of tests/programs/race_shmem) natively and
 under vcx-run --analysis race, its reported races against the races written
 into its source.
 
-  race_case.py --vcx-run PATH --mpiexec PATH --program PATH --source PATH -n N
+  race_case.py --vcx-run PATH (--mpiexec PATH | --oshrun PATH) --program PATH
+               --source PATH -n N
                [--no-stall] [--chaos-delay-us D --chaos-seed S]
                [--expect-exit-code-with K] [--timeout S] [--keep]
   race_case.py --list-expected --source PATH [--source PATH]...
 
 Expected races (the oracle, written by hand from the MPI standard's
-semantics, never computed by vcx):
+semantics, or the OpenSHMEM specification's, never computed by vcx):
 
-  * A comment /* race: TAG */ on the source line of an MPI call marks that
-    call as one side of the race TAG; several tags may share a comment
-    (/* race: a b */). Each RMA call of a program is on one line, and the
-    tool reports a race as the pair of lines of its two calls.
+  * A comment /* race: TAG */ on the source line of an MPI (OpenSHMEM) call
+    marks that call as one side of the race TAG; several tags may share a
+    comment (/* race: a b */). Each RMA (one-sided) call of a program is on
+    one line, and the tool reports a race as the pair of lines of its two
+    calls.
   * Every tag occurs exactly twice in the file: on two lines, the race
     between those two lines; or twice on one line (/* race: f f */), a line
     that races with itself (the same call run twice, e.g. in a loop, or by
@@ -27,9 +30,12 @@ semantics, never computed by vcx):
 
 Steps (each under --timeout seconds; on timeout the whole process tree is
 killed):
-  1. native run: mpiexec -n N program must exit 0;
+  1. native run: mpiexec -n N program must exit 0; with --oshrun (an
+     OpenSHMEM program) oshrun instead, with what this platform needs, as
+     run_case.py runs OpenSHMEM programs natively;
   2. tool run: vcx-run --analysis race --report OUT.json [--no-stall] -n N
-     -- program must exit 0 (the program's own status); with
+     -- program must exit 0 (the program's own status; vcx-run tells an
+     OpenSHMEM program by itself); with
      --chaos-delay-us D it runs with VCX_CHAOS_DELAY_US=D and
      VCX_CHAOS_SEED=S in its environment;
   3. the findings of OUT.json with analysis "race" (report version 1: a
@@ -294,6 +300,20 @@ def run_step(name, argv, work, timeout, env_extra=None) -> Step:
 # ---------------------------------------------------------------- the case
 
 
+def native_launcher(args) -> list:
+    """How the program runs without vcx: mpiexec, or for OpenSHMEM programs
+    oshrun with what this platform needs, as in run_case.py (Open MPI
+    refuses root without --allow-run-as-root and more ranks than cores
+    without --oversubscribe; shmem_finalize crashes in the rdma one-sided
+    component: --mca osc ucx)."""
+    if not args.oshrun:
+        return [args.mpiexec]
+    cmd = [args.oshrun]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    return cmd + ["--oversubscribe", "--mca", "osc", "ucx"]
+
+
 def vcx_command(args, report, extra=()) -> list:
     cmd = [args.vcx_run, "--analysis", "race", "--report", report]
     if args.no_stall:
@@ -307,8 +327,8 @@ def run_case(args, work) -> None:
     kind = f"{len(expected)} expected race(s)" if expected else "race-free"
     print(f"[race_case] {os.path.basename(args.source)}: {kind}", flush=True)
 
-    native = run_step("native", [args.mpiexec, "-n", str(args.n), args.program], work,
-                      args.timeout)
+    native = run_step("native", native_launcher(args) + ["-n", str(args.n), args.program],
+                      work, args.timeout)
     if native.code != 0:
         raise CaseFailure(f"the program fails natively\n{native.describe()}")
 
@@ -353,6 +373,8 @@ def parse(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--vcx-run")
     ap.add_argument("--mpiexec", help="MPICH's mpiexec")
+    ap.add_argument("--oshrun", help="Open MPI's oshrun: the program is an OpenSHMEM one, "
+                                     "run natively with it instead of mpiexec")
     ap.add_argument("--program")
     ap.add_argument("--source", action="append", default=[],
                     help="the program's source, with its race marks (several with "
@@ -375,7 +397,8 @@ def parse(argv):
         return args
     if len(args.source) != 1:
         ap.error("one --source per case")
-    missing = [o for o, v in (("--vcx-run", args.vcx_run), ("--mpiexec", args.mpiexec),
+    launcher = args.oshrun if args.oshrun is not None else args.mpiexec
+    missing = [o for o, v in (("--vcx-run", args.vcx_run), ("--mpiexec or --oshrun", launcher),
                               ("--program", args.program), ("-n", args.n)) if v is None]
     if missing:
         ap.error(f"required: {', '.join(missing)}")

@@ -541,6 +541,8 @@ void ToolProcess::maybe_report_done() {
     if (app_state_ != AppState::Finalized || !engine_->idle()) return;
     const BinomialTree tree(size_, 0);
     if (children_done_ < tree.child_count(rank_.value)) return;
+    // Modules send what they held back before this tool counts as done.
+    for (ClockedCallObserver* o : observers_) o->on_idle();
     done_sent_ = true;
   }
   const Counts c = subtree_counts();
@@ -647,6 +649,7 @@ int ToolProcess::run() {
     if (terminate_) break;
     if (progressed || peer_news) nap_ns_ = 0;
     if (progressed) continue;
+    for (ClockedCallObserver* o : observers_) o->on_idle();
 
     // Nothing to do: poll a little, then sleep until a socket has news.
     if (nap_ns_ == 0 && (!opts_.shared_core || app_waits_for_reply())) {

@@ -90,6 +90,10 @@ class ClockedCallObserver {
   // on_clocked_call for a clocked one. Only observers that want_notes().
   virtual void on_notes(const NoteBatch& batch) { (void)batch; }
   virtual bool wants_notes() const { return false; }
+  // The tool has nothing to do right now (it is about to sleep), or is about
+  // to report that its rank is done: the moment to send what was held back
+  // to travel in bulk.
+  virtual void on_idle() {}
   // The application is gone (normally or not), or the run ends: write what
   // is buffered and what was found so far. May come more than once.
   virtual void flush() {}

@@ -124,6 +124,21 @@ bool flatten(MPI_Datatype t, std::int64_t at, std::vector<vcx::mpi::RmaBlock>& o
 
 bool flatten_each(MPI_Datatype t, std::int64_t at, std::int64_t count, std::int64_t step,
                   std::vector<vcx::mpi::RmaBlock>& out, int depth) {
+  // Predefined elements side by side: one block.
+  int ni = 0, na = 0, nd = 0, combiner = 0;
+  PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
+  if (combiner == MPI_COMBINER_NAMED && count > 1) {
+    int size = 0;
+    PMPI_Type_size(t, &size);
+    if (size == step) {
+      const auto bytes = static_cast<std::uint64_t>(count * step);
+      if (!out.empty() && out.back().offset + static_cast<std::int64_t>(out.back().bytes) == at)
+        out.back().bytes += bytes;
+      else
+        out.push_back(vcx::mpi::RmaBlock{at, bytes});
+      return out.size() <= kMaxBlocks;
+    }
+  }
   for (std::int64_t k = 0; k < count; ++k)
     if (!flatten(t, at + k * step, out, depth)) return false;
   return true;
