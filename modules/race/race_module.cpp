@@ -534,7 +534,7 @@ const PluginDescriptor kDescriptor = {
     kPluginAbiVersion,
     PluginKind::Module,
     "race",
-    "data races between one-sided accesses (MPI RMA), reported with both source lines",
+    "data races between one-sided accesses (MPI RMA, OpenSHMEM), reported with both source lines",
     kOptions,
     &create,
 };

@@ -63,6 +63,12 @@ void ShmemTranslator::on_flag_write(std::uint64_t seq, const FlagWriteEvent& e, 
     announced_[seq] = e;
   }
   out.push(op);
+  // For the analyses a flag write is a synchronisation point of its own:
+  // what completed before it (a quiet, a blocking get) must be ordered
+  // before the wait that reads the flag, so the write's clock carries a
+  // tick of its own (only with analyses: the clocks of runs without them
+  // stay as clock-rules.md says).
+  if (notes_wanted()) out.mark_clocked();
 }
 
 void ShmemTranslator::on_flag_result(const FlagResultEvent& e, CallProgram& out) {

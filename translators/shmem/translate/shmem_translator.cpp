@@ -133,8 +133,10 @@ void ShmemTranslator::on_lock(Call call, const LockEvent& e, CallProgram& out) {
   op.queue = QueueId{id, 0};
   if (kCallFamily[static_cast<std::size_t>(call)] == Family::LockClear) {
     // The release: deposit (an exclusive acquisition that merges nothing,
-    // then the release that adds this clock to the lock's deposits).
+    // then the release that adds this clock to the lock's deposits). It
+    // completes the critical region's puts first.
     out.mark_clocked();
+    complete_accesses(0, false, out);
     op.flags = kResourceDeposit;
     op.kind = OpKind::Acquire;
     out.push(op);
