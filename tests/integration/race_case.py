@@ -62,11 +62,14 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
+
+# The same process handling as the clock cases: starting a run the way it
+# runs without vcx, and killing a step's whole tree on a timeout.
+from run_case import kill_tree, native_launcher  # noqa: E402  (this script's folder)
 
 TAIL_LINES = 60
 MARK = re.compile(r"/\*\s*race:([^*]*)\*/")
@@ -203,53 +206,6 @@ def human_report_problems(stderr: str, expected: set) -> list:
 # ---------------------------------------------------------------- processes
 
 
-def descendants(pid: int) -> list:
-    """All live descendants of pid, from /proc (MPICH's hydra proxies start
-    their own sessions, so the process group alone may miss ranks)."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) > 1:
-            children.setdefault(int(fields[1]), []).append(int(entry))
-    out, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
-def kill_tree(proc: subprocess.Popen) -> None:
-    """SIGTERM, then SIGKILL, to the step's process group and every
-    descendant of the step's process."""
-    tree = descendants(proc.pid)
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            pass
-        for pid in tree:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            continue
-        tree = [p for p in tree if os.path.exists(f"/proc/{p}")]
-        if not tree:
-            return
-        time.sleep(0.5)
-
-
 class Step:
     def __init__(self, name, argv, code, out_path, err_path, seconds):
         self.name, self.argv, self.code = name, argv, code
@@ -298,20 +254,6 @@ def run_step(name, argv, work, timeout, env_extra=None) -> Step:
 
 
 # ---------------------------------------------------------------- the case
-
-
-def native_launcher(args) -> list:
-    """How the program runs without vcx: mpiexec, or for OpenSHMEM programs
-    oshrun with what this platform needs, as in run_case.py (Open MPI
-    refuses root without --allow-run-as-root and more ranks than cores
-    without --oversubscribe; shmem_finalize crashes in the rdma one-sided
-    component: --mca osc ucx)."""
-    if not args.oshrun:
-        return [args.mpiexec]
-    cmd = [args.oshrun]
-    if os.geteuid() == 0:
-        cmd.append("--allow-run-as-root")
-    return cmd + ["--oversubscribe", "--mca", "osc", "ucx"]
 
 
 def vcx_command(args, report, extra=()) -> list:
