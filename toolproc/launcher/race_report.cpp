@@ -180,8 +180,7 @@ RaceReport build_race_report(const std::string& dir, int ranks) {
   if (dropped > 0) text << "; " << dropped << " further findings not kept";
   if (incomplete > 0) text << "; " << incomplete << " accesses never completed";
   if (unknown > 0) text << "; " << unknown << " accesses to memory never seen created";
-  text << "). Not checked: local loads and stores, and accesses through non-contiguous "
-          "datatypes.\n";
+  text << "). Not checked: local loads and stores.\n";
   out.text = text.str();
   return out;
 }
