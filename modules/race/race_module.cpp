@@ -37,7 +37,7 @@ constexpr std::size_t kMaxFindings = 1000;
 // How often (in calls with notes) a tool tells the others where its rank's
 // accesses still to come start, and how often (in accesses compared) a tool
 // drops what none of them can race with.
-constexpr std::uint64_t kFrontierEvery = 64;
+constexpr std::uint64_t kFrontierEvery = 16;
 constexpr std::uint64_t kCollectEvery = 1024;
 // Records held back for other tools, at most (sent earlier when the tool
 // has nothing else to do).
