@@ -66,7 +66,7 @@ RaceReport build_race_report(const std::string& dir, int ranks) {
   out.findings = json::array();
   std::vector<json> files(static_cast<std::size_t>(ranks));
   std::vector<std::unique_ptr<Symbolizer>> symbolizers(static_cast<std::size_t>(ranks));
-  std::uint64_t checked = 0, incomplete = 0, unknown = 0, dropped = 0;
+  std::uint64_t checked = 0, incomplete = 0, unknown = 0, dropped = 0, peak = 0;
   for (int r = 0; r < ranks; ++r) {
     const std::string path = dir + "/rank-" + std::to_string(r) + ".json";
     std::ifstream in(path);
@@ -90,6 +90,7 @@ RaceReport build_race_report(const std::string& dir, int ranks) {
     incomplete += st.value("incomplete", std::uint64_t{0});
     unknown += st.value("unknown_memory", std::uint64_t{0});
     dropped += st.value("findings_dropped", std::uint64_t{0});
+    peak = std::max(peak, st.value("peak_stored", std::uint64_t{0}));
   }
   auto locate = [&](int rank, std::uint64_t pc) {
     if (rank < 0 || rank >= ranks || !symbolizers[static_cast<std::size_t>(rank)] || pc == 0)
@@ -176,7 +177,8 @@ RaceReport build_race_report(const std::string& dir, int ranks) {
     text << "no data race found";
   else
     text << out.races << " data race" << (out.races == 1 ? "" : "s") << " found";
-  text << " (race analysis: " << checked << " accesses to exposed memory compared";
+  text << " (race analysis: " << checked << " accesses to exposed memory compared, at most "
+       << peak << " kept by one tool";
   if (dropped > 0) text << "; " << dropped << " further findings not kept";
   if (incomplete > 0) text << "; " << incomplete << " accesses never completed";
   if (unknown > 0) text << "; " << unknown << " accesses to memory never seen created";
