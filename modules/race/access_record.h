@@ -25,6 +25,7 @@ struct AccessRecord {
   Model model{};
   std::uint16_t call = 0;       // the call that made it
   std::uint16_t done_call = 0;  // the call it was complete at (same model)
+  std::uint64_t done_pc = 0;    // that call's return address, 0 if unknown
   std::uint64_t pc = 0;         // the application's return address
   ClockValue done = 0;          // complete at this tick of `rank`'s clock
   std::vector<ClockValue> start;  // the clock when it started
@@ -86,6 +87,7 @@ struct RecordWire {
   std::uint64_t offset;  // in the space's units (the owner knows them)
   std::int64_t byte_offset;  // and further bytes
   std::uint64_t bytes;
+  std::uint64_t done_pc;
   std::uint64_t pc;
   std::uint64_t done;
   std::uint64_t start_seq;
@@ -100,7 +102,7 @@ struct RecordWire {
   std::uint8_t atomic_read;
   std::uint32_t flags;  // the AccessNote's
 };
-static_assert(sizeof(RecordWire) == 96);
+static_assert(sizeof(RecordWire) == 104);
 
 template <class Header>
 void encode(const Header& h, std::span<const ClockValue> start, std::vector<std::uint8_t>& out) {

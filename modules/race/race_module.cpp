@@ -97,7 +97,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
           o.model = b.model;
           o.start.assign(b.clock.begin(), b.clock.end());
           o.start_seq = seq_;
-          if (a.flags & kAccessCompleteNow) complete(a.id, b.completion_tick(), b.call);
+          if (a.flags & kAccessCompleteNow) complete(a.id, b.completion_tick(), b.call, a.pc);
           break;
         }
         case NoteKind::Completion: {
@@ -106,7 +106,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
           for (std::uint32_t i = 0; i < c.count; ++i) {
             std::uint64_t id = 0;
             if (!read_note(p, &id, sizeof c + i * sizeof id)) break;
-            complete(id, b.completion_tick(), b.call);
+            complete(id, b.completion_tick(), b.call, c.pc);
           }
           break;
         }
@@ -163,7 +163,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
   }
 
   // The access `id` is complete at tick `done` of this rank's clock.
-  void complete(std::uint64_t id, ClockValue done, std::uint16_t done_call) {
+  void complete(std::uint64_t id, ClockValue done, std::uint16_t done_call, std::uint64_t done_pc) {
     auto it = open_.find(id);
     if (it == open_.end()) return;
     Open o = std::move(it->second);
@@ -179,6 +179,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     r.model = o.model;
     r.call = a.call;
     r.done_call = done_call;
+    r.done_pc = done_pc;
     r.pc = a.pc;
     r.done = done;
     r.start = std::move(o.start);
@@ -206,6 +207,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     h.offset = a.offset;
     h.byte_offset = a.byte_offset;
     h.bytes = a.bytes;
+    h.done_pc = done_pc;
     h.pc = a.pc;
     h.done = done;
     h.start_seq = r.start_seq;
@@ -335,6 +337,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     r.model = static_cast<Model>(h.model);
     r.call = h.call;
     r.done_call = h.done_call;
+    r.done_pc = h.done_pc;
     r.pc = h.pc;
     r.done = h.done;
     r.start_seq = h.start_seq;
@@ -424,6 +427,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
                 {"access", access_name(r)},
                 {"pc", r.pc},
                 {"completed_at", host_.call_name(model, r.done_call)},
+                {"completed_pc", r.done_pc},
                 {"completed_tick", r.done},
                 {"clock", r.start}};
   }
@@ -460,7 +464,8 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
                           {"kind", "data-race"},
                           {"memory", memory},
                           {"count", f.count},
-                          {"accesses", json::array({access_json(f.first), access_json(f.second)})}});
+                          {"accesses",
+                           json::array({access_json(f.first), access_json(f.second)})}});
     }
     out["findings"] = std::move(list);
     const std::string path = dir_ + "/rank-" + std::to_string(self_.value) + ".json";
@@ -524,7 +529,8 @@ const OptionSpec kOptions[] = {
 Plugin* create(ToolHost& host, std::string* error) {
   const std::string dir = host.options().get_or("race.dir", "");
   if (dir.empty()) {
-    if (error) *error = "race: no findings directory (race.dir); run it with vcx-run --analysis race";
+    if (error)
+      *error = "race: no findings directory (race.dir); run it with vcx-run --analysis race";
     return nullptr;
   }
   return new RaceModule(host, dir);

@@ -23,8 +23,9 @@ void ShadowMemory::add(AccessRecord r) {
                               it->start == r.start && it->start_seq <= r.start_seq);
   }
   if (duplicate) return;
-  const auto at = std::upper_bound(v.begin(), v.end(), r.lo,
-                                   [](std::uint64_t lo, const AccessRecord& x) { return lo < x.lo; });
+  const auto at =
+      std::upper_bound(v.begin(), v.end(), r.lo,
+                       [](std::uint64_t lo, const AccessRecord& x) { return lo < x.lo; });
   v.insert(at, std::move(r));
   ++stored_;
   peak_ = std::max(peak_, stored_);

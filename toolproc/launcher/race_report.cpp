@@ -19,6 +19,8 @@ struct Site {
   std::string call, access, completed_at;
   SourceLocation where;
   std::uint64_t pc = 0;
+  SourceLocation completed_where;  // of the call that completed it
+  std::uint64_t completed_pc = 0;
   json clock;
   std::string place() const { return describe(where, pc); }
   // What makes two findings the same race: the code, not the rank or time.
@@ -47,16 +49,38 @@ json site_json(const Site& s) {
     j["object_offset"] = s.where.offset;
   }
   j["completed_at"] = s.completed_at;
+  if (s.completed_where.has_line()) {
+    j["completed_at_file"] = s.completed_where.file;
+    j["completed_at_line"] = s.completed_where.line;
+  }
   j["clock"] = s.clock;
   return j;
+}
+
+// "MPI_Win_fence (a.c:60)", or the call alone where its line is unknown.
+std::string completion(const Site& s) {
+  if (s.completed_pc == 0 || s.completed_pc == s.pc) return s.completed_at;
+  return s.completed_at + " (" + describe(s.completed_where, s.completed_pc) + ")";
 }
 
 std::string site_text(const Site& s) {
   std::string t = "  " + s.access + " by rank " + std::to_string(s.rank) + ": " + s.call + " at " +
                   s.place();
   if (!s.where.function.empty()) t += " in " + s.where.function;
-  t += "\n    complete at " + s.completed_at + " (rank " + std::to_string(s.rank) + ")\n";
+  t += "\n    complete at " + completion(s) + "\n";
   return t;
+}
+
+// Why the two race: neither completion happened before the other's start.
+std::string why_text(const Site& a, const Site& b) {
+  auto done = [](const Site& s) {
+    return "rank " + std::to_string(s.rank) + "'s " + s.call + " was complete only at " +
+           (s.completed_pc == s.pc ? std::string("its return") : completion(s));
+  };
+  return "  nothing orders them: " + done(a) + ", which did not happen before rank " +
+         std::to_string(b.rank) + "'s " + b.call + " started; and " + done(b) +
+         ", which did not happen before rank " + std::to_string(a.rank) + "'s " + a.call +
+         " started\n";
 }
 
 }  // namespace
@@ -113,6 +137,8 @@ RaceReport build_race_report(const std::string& dir, int ranks) {
         s[i].completed_at = a.value("completed_at", std::string("?"));
         s[i].pc = a.value("pc", std::uint64_t{0});
         s[i].where = locate(s[i].rank, s[i].pc);
+        s[i].completed_pc = a.value("completed_pc", std::uint64_t{0});
+        s[i].completed_where = locate(s[i].rank, s[i].completed_pc);
         s[i].clock = a.value("clock", json::array());
       }
       if (s[1].key() < s[0].key()) std::swap(s[0], s[1]);
@@ -141,8 +167,9 @@ RaceReport build_race_report(const std::string& dir, int ranks) {
           h << "0x" << std::hex << v;
           return h.str();
         };
-        const std::string name =
-            kind == "symmetric memory" ? kind : kind + " " + std::to_string(mem.value("ordinal", 0));
+        const std::string name = kind == "symmetric memory"
+                                     ? kind
+                                     : kind + " " + std::to_string(mem.value("ordinal", 0));
         m.memory_text = name + " of rank " +
                         std::to_string(owner) + ", bytes " + number(offset) + ".." +
                         number(offset + (bytes > 0 ? bytes - 1 : 0)) +
@@ -159,9 +186,7 @@ RaceReport build_race_report(const std::string& dir, int ranks) {
   for (const auto& [key, m] : merged) {
     text << "==================\n"
          << "vcx: data race on " << m.memory_text << "\n"
-         << site_text(m.a) << site_text(m.b)
-         << "  nothing orders them: neither access was complete before the other started (the "
-            "clocks at their starts do not contain the other's completion)\n";
+         << site_text(m.a) << site_text(m.b) << why_text(m.a, m.b);
     if (m.count > 1) text << "  seen " << m.count << " times\n";
     json finding{{"analysis", "race"},
                  {"kind", "data-race"},

@@ -93,13 +93,14 @@ struct AccessNote {
 struct CompletionNote {
   std::uint32_t count;
   std::uint32_t reserved;
+  std::uint64_t pc;  // return address of the call that completes them, 0 if unknown
 };
 
 static_assert(sizeof(NoteHeader) == 8);
 static_assert(sizeof(RegionNote) == 40);
 static_assert(sizeof(RegionEndNote) == 8);
 static_assert(sizeof(AccessNote) == 64);
-static_assert(sizeof(CompletionNote) == 8);
+static_assert(sizeof(CompletionNote) == 16);
 static_assert(std::is_trivially_copyable_v<AccessNote>);
 
 // The notes of one call program, after it ran.

@@ -490,6 +490,7 @@ struct WinEvent {
   std::int32_t arg;   // lock: kLockExclusive/kLockShared (| kLockNoCheck | kLockLeased);
                       // unlock: 0 or kLockLeased (| kLockLeaseEnded);
                       // lock_all: 0 or kLockNoCheck; test: the flag
+  std::uint64_t pc;   // the application's return address (where accesses complete)
 };
 inline constexpr std::int32_t kLockExclusive = 1;
 inline constexpr std::int32_t kLockShared = 2;
@@ -585,7 +586,7 @@ static_assert(sizeof(CommFreeEvent) == 8);
 static_assert(sizeof(AnnotateEvent) == 24);
 static_assert(sizeof(WinCreateEvent) == 48);
 static_assert(sizeof(WinAttachEvent) == 32);
-static_assert(sizeof(WinEvent) == 16);
+static_assert(sizeof(WinEvent) == 24);
 static_assert(sizeof(WinGroupEvent) == 16);
 static_assert(sizeof(RmaAccessEvent) == 96);
 static_assert(sizeof(RmaBlock) == 16);

@@ -40,11 +40,12 @@ void report_window(Call call, MPI_Comm comm, MPI_Win win, const void* base, MPI_
 // What a lease allows, as the tool publishes it: 1 for a shared lock.
 std::uint32_t lease_kind(int lock_type) { return lock_type == MPI_LOCK_SHARED ? 1 : 0; }
 
-std::uint64_t push_win(Call call, MPI_Win win, int rank, int arg, bool waits) {
+std::uint64_t push_win(Call call, MPI_Win win, int rank, int arg, bool waits, void* pc) {
   vcx::mpi::WinEvent ev{};
   ev.win = window_handle(win);
   ev.rank = rank;
   ev.arg = arg;
+  ev.pc = reinterpret_cast<std::uint64_t>(pc);
   return runtime().push(call, ev, waits);
 }
 
@@ -224,13 +225,14 @@ bool type_blocks(MPI_Count count, MPI_Datatype t, std::vector<vcx::mpi::RmaBlock
   out.clear();
   const std::int64_t extent = extent_of(t);
   if (!flatten_each(t, 0, count, extent, out, 0) || out.size() > kMaxBlocks) return false;
+  using vcx::mpi::RmaBlock;
   std::sort(out.begin(), out.end(),
-            [](const vcx::mpi::RmaBlock& x, const vcx::mpi::RmaBlock& y) { return x.offset < y.offset; });
+            [](const RmaBlock& x, const RmaBlock& y) { return x.offset < y.offset; });
+  auto end_of = [](const RmaBlock& b) { return b.offset + static_cast<std::int64_t>(b.bytes); };
   std::size_t n = 0;
   for (const auto& b : out) {
-    if (n > 0 && out[n - 1].offset + static_cast<std::int64_t>(out[n - 1].bytes) >= b.offset) {
-      const std::int64_t end = std::max(out[n - 1].offset + static_cast<std::int64_t>(out[n - 1].bytes),
-                                         b.offset + static_cast<std::int64_t>(b.bytes));
+    if (n > 0 && end_of(out[n - 1]) >= b.offset) {
+      const std::int64_t end = std::max(end_of(out[n - 1]), end_of(b));
       out[n - 1].bytes = static_cast<std::uint64_t>(end - out[n - 1].offset);
     } else {
       out[n++] = b;
@@ -332,8 +334,8 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                      MPI_Win* win) {
   const int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
   if (rc == MPI_SUCCESS)
-    report_window(Call::Win_allocate, comm, *win, *static_cast<void**>(baseptr), size, disp_unit,
-                  __builtin_return_address(0));
+    report_window(Call::Win_allocate, comm, *win, *static_cast<void**>(baseptr), size,
+                  disp_unit, __builtin_return_address(0));
   return rc;
 }
 #if MPI_VERSION >= 4
@@ -341,8 +343,8 @@ int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Com
                        void* baseptr, MPI_Win* win) {
   const int rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
   if (rc == MPI_SUCCESS)
-    report_window(Call::Win_allocate_c, comm, *win, *static_cast<void**>(baseptr), size, disp_unit,
-                  __builtin_return_address(0));
+    report_window(Call::Win_allocate_c, comm, *win, *static_cast<void**>(baseptr), size,
+                  disp_unit, __builtin_return_address(0));
   return rc;
 }
 #endif  // MPI_VERSION >= 4
@@ -350,8 +352,8 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
                             void* baseptr, MPI_Win* win) {
   const int rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
   if (rc == MPI_SUCCESS)
-    report_window(Call::Win_allocate_shared, comm, *win, *static_cast<void**>(baseptr), size, disp_unit,
-                  __builtin_return_address(0));
+    report_window(Call::Win_allocate_shared, comm, *win, *static_cast<void**>(baseptr), size,
+                  disp_unit, __builtin_return_address(0));
   return rc;
 }
 #if MPI_VERSION >= 4
@@ -359,8 +361,8 @@ int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, 
                               void* baseptr, MPI_Win* win) {
   const int rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
   if (rc == MPI_SUCCESS)
-    report_window(Call::Win_allocate_shared_c, comm, *win, *static_cast<void**>(baseptr), size, disp_unit,
-                  __builtin_return_address(0));
+    report_window(Call::Win_allocate_shared_c, comm, *win, *static_cast<void**>(baseptr), size,
+                  disp_unit, __builtin_return_address(0));
   return rc;
 }
 #endif  // MPI_VERSION >= 4
@@ -376,7 +378,8 @@ int MPI_Win_free(MPI_Win* win) {
   // A later window may get the same handle: its locks are not these.
   if (vcx::channel::LeaseTable* leases = rt.leases())
     vcx::channel::lease_drop(*leases, window_handle(*win));
-  const std::uint64_t ticket = rt.active() ? push_win(Call::Win_free, *win, 0, 0, true) : 0;
+  const std::uint64_t ticket = rt.active() ? push_win(Call::Win_free, *win, 0, 0, true,
+                                                      __builtin_return_address(0)) : 0;
   const int rc = PMPI_Win_free(win);
   rt.wait(ticket);
   return rc;
@@ -386,7 +389,8 @@ int MPI_Win_free(MPI_Win* win) {
 
 int MPI_Win_fence(int assert, MPI_Win win) {
   Runtime& rt = runtime();
-  const std::uint64_t ticket = rt.active() ? push_win(Call::Win_fence, win, 0, assert, true) : 0;
+  const std::uint64_t ticket = rt.active() ? push_win(Call::Win_fence, win, 0, assert, true,
+                                                      __builtin_return_address(0)) : 0;
   const int rc = PMPI_Win_fence(assert, win);
   rt.wait(ticket);
   return rc;
@@ -406,7 +410,8 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
 }
 
 int MPI_Win_complete(MPI_Win win) {
-  if (runtime().active()) push_win(Call::Win_complete, win, 0, 0, false);
+  if (runtime().active()) push_win(Call::Win_complete, win, 0, 0, false,
+                                   __builtin_return_address(0));
   return PMPI_Win_complete(win);
 }
 
@@ -416,7 +421,8 @@ int MPI_Win_wait(MPI_Win win) {
   const int rc = rt.yields()
                      ? test_yielding([&](int* flag) { return PMPI_Win_test(win, flag); })
                      : PMPI_Win_wait(win);
-  if (rc == MPI_SUCCESS) rt.wait(push_win(Call::Win_wait, win, 0, 1, true));
+  if (rc == MPI_SUCCESS) rt.wait(push_win(Call::Win_wait, win, 0, 1, true,
+                                          __builtin_return_address(0)));
   return rc;
 }
 
@@ -424,7 +430,8 @@ int MPI_Win_test(MPI_Win win, int* flag) {
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Win_test(win, flag);
   const int rc = PMPI_Win_test(win, flag);
-  if (rc == MPI_SUCCESS && *flag) rt.wait(push_win(Call::Win_test, win, 0, 1, true));
+  if (rc == MPI_SUCCESS && *flag) rt.wait(push_win(Call::Win_test, win, 0, 1, true,
+                                                   __builtin_return_address(0)));
   return rc;
 }
 
@@ -475,7 +482,7 @@ int MPI_Win_unlock(int rank, MPI_Win win) {
     arg = vcx::mpi::kLockLeased;
     if (!vcx::channel::lease_release(*leases, slot)) arg |= vcx::mpi::kLockLeaseEnded;
   }
-  push_win(Call::Win_unlock, win, rank, arg, false);
+  push_win(Call::Win_unlock, win, rank, arg, false, __builtin_return_address(0));
   return rc;
 }
 
@@ -497,7 +504,8 @@ int MPI_Win_lock_all(int assert, MPI_Win win) {
 
 int MPI_Win_unlock_all(MPI_Win win) {
   const int rc = PMPI_Win_unlock_all(win);
-  if (rc == MPI_SUCCESS && runtime().active()) push_win(Call::Win_unlock_all, win, 0, 0, false);
+  if (rc == MPI_SUCCESS && runtime().active()) push_win(Call::Win_unlock_all, win, 0, 0, false,
+                                                        __builtin_return_address(0));
   return rc;
 }
 
@@ -734,24 +742,26 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
 
 int MPI_Win_flush(int rank, MPI_Win win) {
   const int rc = PMPI_Win_flush(rank, win);
-  if (rc == MPI_SUCCESS && runtime().active()) push_win(Call::Win_flush, win, rank, 0, false);
+  if (rc == MPI_SUCCESS && runtime().active()) push_win(Call::Win_flush, win, rank, 0, false,
+                                                        __builtin_return_address(0));
   return rc;
 }
 int MPI_Win_flush_all(MPI_Win win) {
   const int rc = PMPI_Win_flush_all(win);
-  if (rc == MPI_SUCCESS && runtime().active()) push_win(Call::Win_flush_all, win, 0, 0, false);
+  if (rc == MPI_SUCCESS && runtime().active()) push_win(Call::Win_flush_all, win, 0, 0, false,
+                                                        __builtin_return_address(0));
   return rc;
 }
 int MPI_Win_flush_local(int rank, MPI_Win win) {
   const int rc = PMPI_Win_flush_local(rank, win);
   if (rc == MPI_SUCCESS && runtime().active())
-    push_win(Call::Win_flush_local, win, rank, 0, false);
+    push_win(Call::Win_flush_local, win, rank, 0, false, __builtin_return_address(0));
   return rc;
 }
 int MPI_Win_flush_local_all(MPI_Win win) {
   const int rc = PMPI_Win_flush_local_all(win);
   if (rc == MPI_SUCCESS && runtime().active())
-    push_win(Call::Win_flush_local_all, win, 0, 0, false);
+    push_win(Call::Win_flush_local_all, win, 0, 0, false, __builtin_return_address(0));
   return rc;
 }
 

@@ -147,9 +147,10 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   void on_rma_access(Call call, const RmaAccessEvent& e, const class Payload& p, CallProgram& out);
   void on_win_flush(Call call, const WinEvent& e, CallProgram& out);
   void on_win_attach(Call call, const WinAttachEvent& e, CallProgram& out);
-  // Completes the open accesses of `w` that `which` selects.
+  // Completes the open accesses of `w` that `which` selects, at the call
+  // with return address `pc`.
   template <class Which>
-  void complete_accesses(WinData& w, CallProgram& out, Which&& which);
+  void complete_accesses(WinData& w, CallProgram& out, std::uint64_t pc, Which&& which);
   // A completed request of a request-based data call.
   bool complete_rma_request(std::uint64_t request, CallProgram& out);
   void on_win(Family f, const WinEvent& e, ExchangeControl& ctl, CallProgram& out);

@@ -127,7 +127,8 @@ void MpiTranslator::on_rma_access(Call call, const RmaAccessEvent& e, const Payl
 }
 
 template <class Which>
-void MpiTranslator::complete_accesses(WinData& w, CallProgram& out, Which&& which) {
+void MpiTranslator::complete_accesses(WinData& w, CallProgram& out, std::uint64_t pc,
+                                      Which&& which) {
   if (w.open.empty()) return;
   completed_.clear();
   std::size_t kept = 0;
@@ -140,7 +141,7 @@ void MpiTranslator::complete_accesses(WinData& w, CallProgram& out, Which&& whic
   w.open.resize(kept);
   if (completed_.empty()) return;
   out.add_note(NoteKind::Completion,
-               CompletionNote{static_cast<std::uint32_t>(completed_.size()), 0}, completed_);
+               CompletionNote{static_cast<std::uint32_t>(completed_.size()), 0, pc}, completed_);
 }
 
 bool MpiTranslator::complete_rma_request(std::uint64_t request, CallProgram& out) {
@@ -150,7 +151,7 @@ bool MpiTranslator::complete_rma_request(std::uint64_t request, CallProgram& out
   rma_requests_.erase(it);
   // MPI_Rput and MPI_Raccumulate requests complete locally; MPI_Rget and
   // MPI_Rget_accumulate ones have their data, so they read the target too.
-  complete_accesses(*w, out, [&](const WinData::OpenAccess& a) {
+  complete_accesses(*w, out, 0, [&](const WinData::OpenAccess& a) {
     return a.request == request && a.local;
   });
   return true;
@@ -162,7 +163,7 @@ void MpiTranslator::on_win_flush(Call call, const WinEvent& e, CallProgram& out)
   const bool all = call == Call::Win_flush_all || call == Call::Win_flush_local_all;
   const bool local = call == Call::Win_flush_local || call == Call::Win_flush_local_all;
   const std::uint32_t target = all ? 0 : world_of(w.members, e.rank).value;
-  complete_accesses(w, out, [&](const WinData::OpenAccess& a) {
+  complete_accesses(w, out, e.pc, [&](const WinData::OpenAccess& a) {
     return (all || a.target == target) && (!local || a.local);
   });
 }
@@ -248,7 +249,7 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
   switch (f) {
     case Family::WinFence:
     case Family::WinFree: {
-      complete_accesses(w, out, [](const WinData::OpenAccess&) { return true; });
+      complete_accesses(w, out, e.pc, [](const WinData::OpenAccess&) { return true; });
       out.mark_clocked();
       Op op;
       op.kind = OpKind::CollectiveContribute;
@@ -276,7 +277,7 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
       return;
     }
     case Family::WinComplete: {
-      complete_accesses(w, out, [](const WinData::OpenAccess&) { return true; });
+      complete_accesses(w, out, e.pc, [](const WinData::OpenAccess&) { return true; });
       const QueueId q{w.id.value, kCompleteQueue};
       if (!w.access.empty()) out.mark_clocked();
       for (const Rank t : w.access) {
@@ -327,7 +328,7 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
     }
     case Family::WinUnlock: {
       const Rank target = world_of(w.members, e.rank);
-      complete_accesses(w, out,
+      complete_accesses(w, out, e.pc,
                         [&](const WinData::OpenAccess& a) { return a.target == target.value; });
       if (w.held_nocheck.erase(target.value) > 0) return;
       auto it = w.held.find(target.value);
@@ -349,7 +350,7 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
       for (const Rank t : w.members) acquire(t, true, 0);
       return;
     case Family::WinUnlockAll:
-      complete_accesses(w, out, [](const WinData::OpenAccess&) { return true; });
+      complete_accesses(w, out, e.pc, [](const WinData::OpenAccess&) { return true; });
       if (w.all_nocheck) {
         w.all_nocheck = false;
         return;

@@ -118,6 +118,7 @@ struct DataEvent {
 
 struct CompletionEvent {
   std::uint64_t ctx;  // 0: the default context
+  std::uint64_t pc;   // the application's return address
 };
 
 // A user annotation; the call (its event type) says which.
@@ -168,7 +169,7 @@ static_assert(sizeof(InitEvent) == 16);
 static_assert(sizeof(CollectiveEvent) == 16);
 static_assert(sizeof(LockEvent) == 32);
 static_assert(sizeof(DataEvent) == 72);
-static_assert(sizeof(CompletionEvent) == 8);
+static_assert(sizeof(CompletionEvent) == 16);
 static_assert(sizeof(AnnotateEvent) == 16);
 static_assert(sizeof(FlagWriteEvent) == 48);
 static_assert(sizeof(FlagResultEvent) == 16);

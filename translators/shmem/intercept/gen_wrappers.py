@@ -300,7 +300,8 @@ def wrapper(decl, family):
             report = f"{{ if (result) {report} }}"
     elif family == "completion":
         ctx = param(decl, "ctx")[0]
-        report = f"record_completion(Call::{name}, {'context_id(' + ctx + ')' if ctx else '0'});"
+        report = (f"record_completion(Call::{name}, {'context_id(' + ctx + ')' if ctx else '0'}, "
+                  f"__builtin_return_address(0));")
     else:
         report = collective_report(decl, family)
     params = ", ".join(decl["params"]) or "void"

@@ -97,7 +97,7 @@ void record_data(Call call, DataKind kind, const volatile void* remote, std::uin
                  std::size_t elem_bytes, std::size_t count, std::ptrdiff_t stride,
                  std::uint64_t ctx, int pe, void* pc);
 // shmem_fence, shmem_quiet: the completion point of earlier data calls.
-void record_completion(Call call, std::uint64_t ctx);
+void record_completion(Call call, std::uint64_t ctx, void* pc);
 // A collective over every PE; over the active set (PE_start, logPE_stride,
 // PE_size), with root PE_root for broadcasts (-1 otherwise). The call
 // waits for its tool (stall mode).

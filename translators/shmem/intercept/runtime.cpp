@@ -123,9 +123,10 @@ void record_data(Call call, DataKind kind, const volatile void* remote, std::uin
   rt.push(call, ev, false);
 }
 
-void record_completion(Call call, std::uint64_t ctx) {
+void record_completion(Call call, std::uint64_t ctx, void* pc) {
   Runtime& rt = runtime();
-  if (rt.active()) rt.push(call, shmem::CompletionEvent{ctx}, false);
+  if (rt.active())
+    rt.push(call, shmem::CompletionEvent{ctx, reinterpret_cast<std::uint64_t>(pc)}, false);
 }
 
 void report_collective(Call call, int pe_start, int log_stride, int pe_size, int root) {

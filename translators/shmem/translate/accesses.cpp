@@ -103,7 +103,8 @@ void ShmemTranslator::note_access(Call call, const DataEvent& e, CallProgram& ou
         e.elem_bytes);
 }
 
-void ShmemTranslator::complete_accesses(std::uint64_t ctx, bool every_context, CallProgram& out) {
+void ShmemTranslator::complete_accesses(std::uint64_t ctx, bool every_context, CallProgram& out,
+                                        std::uint64_t pc) {
   if (open_.empty()) return;
   completed_.clear();
   std::size_t kept = 0;
@@ -116,7 +117,7 @@ void ShmemTranslator::complete_accesses(std::uint64_t ctx, bool every_context, C
   open_.resize(kept);
   if (!completed_.empty())
     out.add_note(NoteKind::Completion,
-                 CompletionNote{static_cast<std::uint32_t>(completed_.size()), 0}, completed_);
+                 CompletionNote{static_cast<std::uint32_t>(completed_.size()), 0, pc}, completed_);
 }
 
 void ShmemTranslator::note_completion(Call call, const CompletionEvent& e, CallProgram& out) {
@@ -124,7 +125,7 @@ void ShmemTranslator::note_completion(Call call, const CompletionEvent& e, CallP
   const std::string_view n = kCallNames[static_cast<std::size_t>(call)];
   // shmem_fence and shmem_ctx_fence order, they complete nothing.
   if (n.find("quiet") == std::string_view::npos) return;
-  complete_accesses(e.ctx, false, out);
+  complete_accesses(e.ctx, false, out, e.pc);
 }
 
 }  // namespace vcx::shmem

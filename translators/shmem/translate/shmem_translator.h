@@ -62,7 +62,8 @@ class ShmemTranslator final : public Translator, public Plugin {
   // of data calls, and the calls that complete them.
   bool notes_wanted();
   void note_access(Call call, const DataEvent& e, CallProgram& out);
-  void complete_accesses(std::uint64_t ctx, bool every_context, CallProgram& out);
+  void complete_accesses(std::uint64_t ctx, bool every_context, CallProgram& out,
+                         std::uint64_t pc = 0);
   void note_completion(Call call, const CompletionEvent& e, CallProgram& out);
   // Collectives that include a shmem_barrier_all or shmem_barrier (the
   // barriers, the symmetric heap calls) complete this PE's data calls.
