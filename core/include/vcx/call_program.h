@@ -166,6 +166,25 @@ class CallProgram {
   void set_call(std::uint16_t call) { call_ = call; }
   void mark_clocked() { clocked_ = true; }
   void push(const Op& op) { ops_.push_back(op); }
+  // The accesses of `open` (records with an `id`) that `done` selects are
+  // complete at the call with return address `pc`: removed from `open` and
+  // named by one CompletionNote (none when none is selected).
+  template <class Open, class Done>
+  void complete_accesses(std::vector<Open>& open, Done&& done, std::uint64_t pc) {
+    completed_.clear();
+    std::size_t kept = 0;
+    for (const Open& a : open) {
+      if (done(a))
+        completed_.push_back(a.id);
+      else
+        open[kept++] = a;
+    }
+    open.resize(kept);
+    if (!completed_.empty())
+      add_note(NoteKind::Completion, CompletionNote{static_cast<std::uint32_t>(completed_.size()),
+                                                    0, pc},
+               completed_);
+  }
   // A note: `payload`, then the values of `tail` (a CompletionNote's ids).
   template <class T>
   void add_note(NoteKind kind, const T& payload, std::span<const std::uint64_t> tail = {}) {
@@ -186,6 +205,7 @@ class CallProgram {
   bool clocked_ = false;
   std::vector<Op> ops_;  // capacity kept between events
   std::vector<std::uint8_t> notes_;  // likewise
+  std::vector<std::uint64_t> completed_;  // scratch of complete_accesses
 };
 
 }  // namespace vcx

@@ -91,6 +91,16 @@ bool dense(MPI_Datatype t) {
   return lb == 0 && true_lb == 0 && size == extent && size == true_extent;
 }
 
+// Frees the derived datatypes MPI_Type_get_contents handed out (named ones
+// are not copies), except `keep`.
+void free_contents(std::vector<MPI_Datatype>& types, MPI_Datatype keep = MPI_DATATYPE_NULL) {
+  for (MPI_Datatype& x : types) {
+    int ni = 0, na = 0, nd = 0, combiner = 0;
+    PMPI_Type_get_envelope(x, &ni, &na, &nd, &combiner);
+    if (combiner != MPI_COMBINER_NAMED && x != keep) PMPI_Type_free(&x);
+  }
+}
+
 // The predefined datatype a derived one is made of (accumulate operations
 // allow only one), found through the type's constructors.
 MPI_Datatype basic_of(MPI_Datatype t) {
@@ -104,11 +114,7 @@ MPI_Datatype basic_of(MPI_Datatype t) {
     PMPI_Type_get_contents(t, ints, addresses, types, i.data(), a.data(), d.data());
     // Every constituent of an accumulate's type is the same basic type.
     const MPI_Datatype next = d[0];
-    for (MPI_Datatype& x : d) {
-      int ni = 0, na = 0, nd = 0, c = 0;
-      PMPI_Type_get_envelope(x, &ni, &na, &nd, &c);
-      if (c != MPI_COMBINER_NAMED && x != next) PMPI_Type_free(&x);
-    }
+    free_contents(d, next);
     if (depth > 0) PMPI_Type_free(&t);  // a copy get_contents handed out
     t = next;
   }
@@ -123,6 +129,15 @@ constexpr std::size_t kMaxBlocks = 256;
 
 bool flatten(MPI_Datatype t, std::int64_t at, std::vector<vcx::mpi::RmaBlock>& out, int depth);
 
+// Adds `bytes` at `at`, joined to the last block where they touch.
+bool append_block(std::vector<vcx::mpi::RmaBlock>& out, std::int64_t at, std::uint64_t bytes) {
+  if (!out.empty() && out.back().offset + static_cast<std::int64_t>(out.back().bytes) == at)
+    out.back().bytes += bytes;
+  else
+    out.push_back(vcx::mpi::RmaBlock{at, bytes});
+  return out.size() <= kMaxBlocks;
+}
+
 bool flatten_each(MPI_Datatype t, std::int64_t at, std::int64_t count, std::int64_t step,
                   std::vector<vcx::mpi::RmaBlock>& out, int depth) {
   // Predefined elements side by side: one block.
@@ -131,14 +146,7 @@ bool flatten_each(MPI_Datatype t, std::int64_t at, std::int64_t count, std::int6
   if (combiner == MPI_COMBINER_NAMED && count > 1) {
     int size = 0;
     PMPI_Type_size(t, &size);
-    if (size == step) {
-      const auto bytes = static_cast<std::uint64_t>(count * step);
-      if (!out.empty() && out.back().offset + static_cast<std::int64_t>(out.back().bytes) == at)
-        out.back().bytes += bytes;
-      else
-        out.push_back(vcx::mpi::RmaBlock{at, bytes});
-      return out.size() <= kMaxBlocks;
-    }
+    if (size == step) return append_block(out, at, static_cast<std::uint64_t>(count * step));
   }
   for (std::int64_t k = 0; k < count; ++k)
     if (!flatten(t, at + k * step, out, depth)) return false;
@@ -158,12 +166,7 @@ bool flatten(MPI_Datatype t, std::int64_t at, std::vector<vcx::mpi::RmaBlock>& o
   if (combiner == MPI_COMBINER_NAMED) {
     int size = 0;
     PMPI_Type_size(t, &size);
-    if (size == 0) return true;
-    if (!out.empty() && out.back().offset + static_cast<std::int64_t>(out.back().bytes) == at)
-      out.back().bytes += static_cast<std::uint64_t>(size);
-    else
-      out.push_back(vcx::mpi::RmaBlock{at, static_cast<std::uint64_t>(size)});
-    return out.size() <= kMaxBlocks;
+    return size == 0 || append_block(out, at, static_cast<std::uint64_t>(size));
   }
   std::vector<int> i(static_cast<std::size_t>(ni));
   std::vector<MPI_Aint> a(static_cast<std::size_t>(na));
@@ -211,11 +214,7 @@ bool flatten(MPI_Datatype t, std::int64_t at, std::vector<vcx::mpi::RmaBlock>& o
       break;
     default: ok = false;  // subarray, darray, ...: not described
   }
-  for (MPI_Datatype& x : d) {
-    int a1 = 0, a2 = 0, a3 = 0, c = 0;
-    PMPI_Type_get_envelope(x, &a1, &a2, &a3, &c);
-    if (c != MPI_COMBINER_NAMED) PMPI_Type_free(&x);
-  }
+  free_contents(d);
   return ok;
 }
 

@@ -185,7 +185,6 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   std::unordered_map<std::uint64_t, WinPtr> rma_requests_;
   std::uint64_t next_access_id_ = 0;
   std::uint16_t windows_made_ = 0;  // this rank's windows, in creation order
-  std::vector<std::uint64_t> completed_;  // scratch for CompletionNote ids
   int notes_wanted_ = -1;  // unknown until the first question
   // Matched probes: the message handle → its receive and communicator.
   std::unordered_map<std::uint64_t, std::pair<ReceiveToken, CommPtr>> messages_;

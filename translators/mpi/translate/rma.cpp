@@ -74,9 +74,7 @@ std::uint64_t MpiTranslator::space_of(GroupId win, Rank member) {
 void MpiTranslator::on_rma_access(Call call, const RmaAccessEvent& e, const Payload& p,
                                   CallProgram& out) {
   if (!notes_wanted()) return;
-  auto wit = windows_.find(e.win);
-  if (wit == windows_.end()) win(e.win);  // fatal: an unknown window
-  WinData& w = *wit->second;
+  WinData& w = win(e.win);
   const Rank target = world_of(w.members, e.target_rank);
   const bool fetching = e.kind != RmaKind::Put && e.kind != RmaKind::Accumulate;
   const bool atomic = e.kind != RmaKind::Put && e.kind != RmaKind::Get;
@@ -123,25 +121,13 @@ void MpiTranslator::on_rma_access(Call call, const RmaAccessEvent& e, const Payl
     add(0, e.origin_addr, e.origin_bytes, self_, AccessMode::Read, false, true);
   if (e.result_addr && e.result_bytes && (e.flags & kRmaResultDense))
     add(0, e.result_addr, e.result_bytes, self_, AccessMode::Write, false, true);
-  if (e.request) rma_requests_[e.request] = wit->second;
+  if (e.request) rma_requests_[e.request] = windows_.at(e.win);
 }
 
 template <class Which>
 void MpiTranslator::complete_accesses(WinData& w, CallProgram& out, std::uint64_t pc,
                                       Which&& which) {
-  if (w.open.empty()) return;
-  completed_.clear();
-  std::size_t kept = 0;
-  for (const WinData::OpenAccess& a : w.open) {
-    if (which(a))
-      completed_.push_back(a.id);
-    else
-      w.open[kept++] = a;
-  }
-  w.open.resize(kept);
-  if (completed_.empty()) return;
-  out.add_note(NoteKind::Completion,
-               CompletionNote{static_cast<std::uint32_t>(completed_.size()), 0, pc}, completed_);
+  out.complete_accesses(w.open, which, pc);
 }
 
 bool MpiTranslator::complete_rma_request(std::uint64_t request, CallProgram& out) {

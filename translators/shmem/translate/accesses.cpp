@@ -105,19 +105,8 @@ void ShmemTranslator::note_access(Call call, const DataEvent& e, CallProgram& ou
 
 void ShmemTranslator::complete_accesses(std::uint64_t ctx, bool every_context, CallProgram& out,
                                         std::uint64_t pc) {
-  if (open_.empty()) return;
-  completed_.clear();
-  std::size_t kept = 0;
-  for (const OpenAccess& a : open_) {
-    if (every_context || a.ctx == ctx)
-      completed_.push_back(a.id);
-    else
-      open_[kept++] = a;
-  }
-  open_.resize(kept);
-  if (!completed_.empty())
-    out.add_note(NoteKind::Completion,
-                 CompletionNote{static_cast<std::uint32_t>(completed_.size()), 0, pc}, completed_);
+  out.complete_accesses(
+      open_, [&](const OpenAccess& a) { return every_context || a.ctx == ctx; }, pc);
 }
 
 void ShmemTranslator::note_completion(Call call, const CompletionEvent& e, CallProgram& out) {

@@ -88,7 +88,6 @@ class ShmemTranslator final : public Translator, public Plugin {
     std::uint64_t ctx;
   };
   std::vector<OpenAccess> open_;
-  std::vector<std::uint64_t> completed_;  // scratch
   std::uint64_t next_access_id_ = 0;
   int notes_wanted_ = -1;
 };
