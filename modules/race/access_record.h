@@ -22,6 +22,7 @@ struct AccessRecord {
   std::uint32_t atomic_op = 0;  // 0: not atomic
   std::uint32_t atomic_type = 0;
   bool atomic_read = false;     // an atomic that only reads (MPI_NO_OP)
+  bool local = false;           // a load or store of the program (kAccessLocal)
   Model model{};
   std::uint16_t call = 0;       // the call that made it
   std::uint16_t done_call = 0;  // the call it was complete at (same model)
@@ -51,13 +52,14 @@ struct AccessRecord {
   // This access was complete before `later` started: its completion
   // happened before `later`'s start.
   bool before(const AccessRecord& later) const {
-    if (later.rank == rank) return done_seq < later.start_seq;
+    if (later.rank == rank) return (local && later.local) || done_seq < later.start_seq;
     return later.start[rank.value] >= done;
   }
   bool concurrent_with(const AccessRecord& o) const { return !before(o) && !o.before(*this); }
   // The same access made again (a loop): same rank, code, bytes and kind.
   bool repeats(const AccessRecord& o) const {
     return rank == o.rank && pc == o.pc && call == o.call && model == o.model && lo == o.lo &&
+           local == o.local &&
            hi == o.hi && mode == o.mode && atomic_op == o.atomic_op &&
            atomic_type == o.atomic_type && atomic_read == o.atomic_read;
   }

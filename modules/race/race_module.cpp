@@ -48,6 +48,7 @@ const char* region_kind_name(RegionKind k) {
     case RegionKind::MpiWindow: return "MPI window";
     case RegionKind::MpiDynamicWindow: return "MPI dynamic window";
     case RegionKind::SymmetricMemory: return "symmetric memory";
+    case RegionKind::LocalMemory: return "local memory";
   }
   return "memory";
 }
@@ -98,6 +99,13 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
           o.start.assign(b.clock.begin(), b.clock.end());
           o.start_seq = seq_;
           if (a.flags & kAccessCompleteNow) complete(a.id, b.completion_tick(), b.call, a.pc);
+          break;
+        }
+        case NoteKind::LocalAccesses: {
+          LocalAccessesNote n;
+          if (!read_note(p, &n)) break;
+          if (n.flags & kLocalAccessesStart) local_accesses_ = true;
+          if (n.flags & kLocalAccessesOverflow) ++local_overflows_;
           break;
         }
         case NoteKind::Completion: {
@@ -176,6 +184,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     r.atomic_op = a.atomic_op;
     r.atomic_type = a.atomic_type;
     r.atomic_read = (a.flags & kAccessAtomicRead) != 0;
+    r.local = (a.flags & kAccessLocal) != 0;
     r.model = o.model;
     r.call = a.call;
     r.done_call = done_call;
@@ -187,12 +196,12 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     r.done_seq = seq_;
     if (a.owner == self_.value) {
       if (a.space == 0) {
-        // An address here: only memory this rank exposes is compared.
+        // An address here: in memory this rank exposes, or else in its
+        // local memory (the buffers of its operations, its loads and stores
+        // of them).
         const Range* range = find_range(a.offset);
-        if (!range) return;
-        r.space = range->space;
-        const Region& g = regions_.at(range->space);
-        r.lo = a.offset - g.base;
+        r.space = range ? range->space : local_space();
+        r.lo = a.offset - (range ? regions_.at(range->space).base : 0);
         r.hi = r.lo + a.bytes;
         add(std::move(r));
         return;
@@ -334,6 +343,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     r.atomic_op = h.atomic_op;
     r.atomic_type = h.atomic_type;
     r.atomic_read = h.atomic_read != 0;
+    r.local = (h.flags & kAccessLocal) != 0;
     r.model = static_cast<Model>(h.model);
     r.call = h.call;
     r.done_call = h.done_call;
@@ -365,6 +375,14 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     ++checked_;
     shadow_.add(std::move(r));
     if (checked_ % kCollectEvery == 0) collect();
+  }
+
+  // The space of this process's memory that no region covers, by address.
+  std::uint64_t local_space() {
+    const std::uint64_t id = hash_combine(hash_combine(0x4c4f43414cULL, self_.value), 0x4d454dULL);
+    if (regions_.find(id) == regions_.end())
+      regions_[id] = Region{0, 0, 1, RegionKind::LocalMemory, 0, 0};
+    return id;
   }
 
   const Range* find_range(std::uint64_t address) const {
@@ -429,6 +447,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
                 {"completed_at", host_.call_name(model, r.done_call)},
                 {"completed_pc", r.done_pc},
                 {"completed_tick", r.done},
+                {"local", r.local},
                 {"clock", r.start}};
   }
 
@@ -448,7 +467,9 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
                         {"incomplete", open_.size()},
                         {"unknown_memory", waiting},
                         {"malformed", malformed_},
-                        {"findings_dropped", findings_dropped_}};
+                        {"findings_dropped", findings_dropped_},
+                        {"local_accesses", local_accesses_},
+                        {"local_overflows", local_overflows_}};
     json list = json::array();
     for (const auto& [key, f] : findings_) {
       const Region& g = regions_.at(f.first.space);
@@ -488,6 +509,8 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
   AnalysisLink* link_ = nullptr;
   std::map<std::uint64_t, Open> open_;  // by id: the oldest first
   std::vector<ClockValue> clock_;      // this rank's clock after its last call with notes
+  bool local_accesses_ = false;        // the rank reports its loads and stores
+  std::uint64_t local_overflows_ = 0;  // times some of them went unreported
   struct Known {
     std::vector<ClockValue> clock;
     std::uint64_t seq = 0;

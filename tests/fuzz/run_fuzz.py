@@ -67,6 +67,9 @@ def main(argv=None) -> int:
     ap.add_argument("--delay-us", type=int, default=0,
                     help="VCX_CHAOS_DELAY_US for the tools (0: no delay injection)")
     ap.add_argument("--rounds", type=int, default=60, help="rounds per program")
+    ap.add_argument("--race", action="store_true",
+                    help="run under vcx-run --analysis race: the report must find no race "
+                         "(not checked with --delay-us, whose line is expected instead)")
     ap.add_argument("--failures", default="fuzz-failures",
                     help="where failing cases are kept (default ./fuzz-failures)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per step of a case")
@@ -89,7 +92,8 @@ def main(argv=None) -> int:
     started = time.monotonic()
     for seed in range(args.start_seed, args.start_seed + args.count):
         n, mode = case_of(seed)
-        label = (("shmem." if args.shmem else "") + f"seed{seed}.n{n}.{mode}"
+        label = (("shmem." if args.shmem else "") + ("race." if args.race else "")
+                 + f"seed{seed}.n{n}.{mode}"
                  + (f".delay{args.delay_us}" if args.delay_us else ""))
         cmd = [sys.executable, os.path.abspath(RUN_CASE),
                "--vcx-run", os.path.join(bin_dir, "vcx-run"),
@@ -98,6 +102,15 @@ def main(argv=None) -> int:
                "--timeout", str(args.timeout)]
         if mode == "nostall":
             cmd.append("--no-stall")
+        if args.race:
+            # Random programs synchronise their one-sided calls: no race.
+            cmd += ["--vcx-arg=--analysis", "--vcx-arg=race"]
+            if args.shmem:
+                # Every write that may be a flag is then a clocked call of
+                # its own, which the ground truth does not log.
+                cmd.append("--no-clock-check")
+            if not args.delay_us:
+                cmd.append("--expect-stderr=no data race found")
         env = dict(os.environ)
         env_set = {}
         if args.delay_us:

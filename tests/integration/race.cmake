@@ -11,7 +11,9 @@
 #                                      for a racy program, 0 for its twin
 #
 # <name> is that of tests/programs/race/race_<name>.c (the race-free twins
-# are free_<family>).
+# are free_<family>), or of tests/programs/race_local/race_<name>.c
+# (local_<family>, free_local_<family>: built with vcx-mpicc, their loads
+# and stores are checked too).
 get_property(VCX_RACE_PROGRAMS GLOBAL PROPERTY VCX_RACE_PROGRAMS)
 if(NOT VCX_RACE_PROGRAMS)
   message(FATAL_ERROR "tests/programs/race must be added before tests/integration")
@@ -27,14 +29,18 @@ set(VCX_RACE_EXIT_CODE_PROGRAMS fence free_fence)
 
 foreach(name IN LISTS VCX_RACE_PROGRAMS)
   get_property(source GLOBAL PROPERTY VCX_RACE_PROGRAM_SOURCE_${name})
+  get_property(program GLOBAL PROPERTY VCX_RACE_PROGRAM_FILE_${name})
   # Racy: the source carries race marks (read again when the source changes).
   file(STRINGS ${source} marks REGEX "/\\*[ \t]*race:")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${source})
   set(common
     ${Python3_EXECUTABLE} ${VCX_RACE_CASE}
     --vcx-run $<TARGET_FILE:vcx-run> --mpiexec ${VCX_MPIEXEC}
-    --program $<TARGET_FILE:vcx-race-${name}> --source ${source}
+    --program ${program} --source ${source}
     --timeout ${VCX_RACE_STEP_TIMEOUT})
+  if(name MATCHES "^(free_)?local_")
+    list(APPEND common --local-accesses)
+  endif()
 
   set(cases n2 n3 n3.nostall)
   if(marks)
@@ -72,7 +78,9 @@ endforeach()
 #   race.shmem_<name>.n3.chaos                     racy programs, chaos delays
 #
 # <name> is <family> for race_shmem_<family>.c and free_<family> for its
-# race-free twin race_free_shmem_<family>.c.
+# race-free twin race_free_shmem_<family>.c; local_<family> and
+# free_local_<family> for those of tests/programs/race_shmem_local (built
+# with vcx-oshcc).
 if(VCX_HAVE_SHMEM)
   get_property(VCX_RACE_SHMEM_PROGRAMS GLOBAL PROPERTY VCX_RACE_SHMEM_PROGRAMS)
   if(NOT VCX_RACE_SHMEM_PROGRAMS)
@@ -88,6 +96,9 @@ if(VCX_HAVE_SHMEM)
       --vcx-run $<TARGET_FILE:vcx-run> --oshrun ${VCX_OSHRUN}
       --program ${program} --source ${source}
       --timeout ${VCX_RACE_STEP_TIMEOUT})
+    if(name MATCHES "^(free_)?local_")
+      list(APPEND common --local-accesses)
+    endif()
 
     set(cases n2 n3 n3.nostall)
     if(marks)

@@ -7,7 +7,7 @@ into its source.
   race_case.py --vcx-run PATH (--mpiexec PATH | --oshrun PATH) --program PATH
                --source PATH -n N
                [--no-stall] [--chaos-delay-us D --chaos-seed S]
-               [--expect-exit-code-with K] [--timeout S] [--keep]
+               [--expect-exit-code-with K] [--local-accesses] [--timeout S] [--keep]
   race_case.py --list-expected --source PATH [--source PATH]...
 
 Expected races (the oracle, written by hand from the MPI standard's
@@ -46,7 +46,9 @@ killed):
   4. vcx-run's human report on stderr names both "basename:line" of every
      expected pair, and its last count of races ("N data race(s)", or "no
      data race") says as many races as expected ("no data race" or 0 for a
-     race-free program);
+     race-free program); its last line says that the program's loads and
+     stores were checked on every rank with --local-accesses (a program
+     built with a vcx compiler wrapper), else that they were not;
   5. with --expect-exit-code-with K: the tool run once more with
      --race-exit-code K must exit K if the program has expected races, else
      0.
@@ -183,8 +185,19 @@ def reported_pairs(path: str, n: int) -> tuple:
     return pairs, count
 
 
-def human_report_problems(stderr: str, expected: set) -> list:
+# What the report's last line says was not checked: loads and stores of a
+# program not built with the vcx compiler wrappers.
+LOCAL_CHECKED = "Local loads and stores checked on every rank."
+LOCAL_UNCHECKED = "Not checked: local loads and stores"
+
+
+def human_report_problems(stderr: str, expected: set, local_accesses: bool = False) -> list:
     problems = []
+    want, other = ((LOCAL_CHECKED, LOCAL_UNCHECKED) if local_accesses
+                   else (LOCAL_UNCHECKED, LOCAL_CHECKED))
+    if want not in stderr or other in stderr:
+        problems.append(f"the human report's last line does not say {want!r} (the program was "
+                        f"{'' if local_accesses else 'not '}built with a vcx compiler wrapper)")
     for p in sorted(expected):
         for f, line in p:
             if not re.search(rf"(?<![\w.-]){re.escape(f)}:{line}(?!\d)", stderr):
@@ -295,7 +308,7 @@ def run_case(args, work) -> None:
     elif findings != len(got):
         print(f"[race_case] note: {findings} race findings for {len(got)} distinct pairs "
               f"of lines", flush=True)
-    failures += human_report_problems(tool.stderr(), expected)
+    failures += human_report_problems(tool.stderr(), expected, args.local_accesses)
     if failures:
         raise CaseFailure("\n".join(failures) + f"\n  report: {report}\n" + tool.describe())
 
@@ -330,6 +343,9 @@ def parse(argv):
                     help="also run with --race-exit-code K: exit K if racy, 0 if race-free")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per step")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir on success")
+    ap.add_argument("--local-accesses", action="store_true",
+                    help="the program was built with a vcx compiler wrapper: the report must "
+                         "say its loads and stores were checked (else: that they were not)")
     ap.add_argument("--list-expected", action="store_true",
                     help="print the expected pairs of each --source and exit")
     args = ap.parse_args(argv)

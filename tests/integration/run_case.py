@@ -16,8 +16,9 @@ Steps (each under --timeout; on timeout the whole process tree is killed):
      it too and every tool's statistics must name that transport (channel);
      with --expect-stderr its stderr must contain TEXT;
   3. transparency: same exit code and same sorted stdout lines;
-  4. vcx-trace export DIR > trace.jsonl, then the oracle compares the tool's
-     clocks with those computed from the tool run's ground truth.
+  4. vcx-trace export DIR > trace.jsonl, then (unless --no-clock-check) the
+     oracle compares the tool's clocks with those computed from the tool
+     run's ground truth.
 With --self-check-only only step 1 runs (the oracle's own check of the
 program's log, which needs no tool). On failure the temp dirs are kept and
 their paths printed; on success they are removed (unless --keep).
@@ -269,15 +270,18 @@ def run_case(args, work) -> None:
         failures.append(progress(tool_gt, trace_file, args.n))
 
     partial = " (of an unsuccessful tool run)" if failures else ""
+    if args.no_clock_check and not failures:
+        print("[run_case] clocks not compared (--no-clock-check)", flush=True)
+        return
     code, out, err = oracle_call(tool_gt, trace_file, args.n, False, args.max_diffs,
                                  flag_merges=not args.no_flag_merges)
     if code == oracle.EXIT_ORACLE_ERROR:
         failures.append(f"oracle could not evaluate the tool run's ground truth{partial}:\n"
                         f"{err}" + (tool.describe() if tool else ""))
     elif code != oracle.EXIT_OK:
+        cli = oracle_cli(tool_gt, trace_file, args.n, args.no_flag_merges)
         failures.append(f"clocks differ from the oracle{partial}:\n{out}{err}"
-                        f"  oracle command: "
-                        f"{shlex.join(oracle_cli(tool_gt, trace_file, args.n, args.no_flag_merges))}\n"
+                        f"  oracle command: {shlex.join(cli)}\n"
                         + (tool.describe() if tool else ""))
     if failures:
         if code == oracle.EXIT_OK:
@@ -389,6 +393,10 @@ def parse(argv):
     ap.add_argument("--no-flag-merges", action="store_true",
                     help="the oracle's OpenSHMEM flag waits merge no writes "
                          "(for vcx-run --shmem-flags off)")
+    ap.add_argument("--no-clock-check", action="store_true",
+                    help="skip step 4's comparison with the oracle (OpenSHMEM programs under "
+                         "vcx-run --analysis race, where every write that may be a flag is a "
+                         "clocked call of its own, which the ground truth does not log)")
     ap.add_argument("program_args", nargs="*", help="after --")
     args = ap.parse_args(argv)
     if not args.self_check_only and not (args.vcx_run and args.vcx_trace):

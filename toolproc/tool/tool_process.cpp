@@ -305,7 +305,8 @@ AppListener::Decision ToolProcess::admit_app(const channel::AttachHello& hello) 
                       " connected to tool rank " + std::to_string(rank_.value));
   const std::uint32_t mode = (opts_.no_stall ? std::uint32_t{channel::kModeNoStall} : 0u) |
                              (opts_.shmem_flags ? 0u : std::uint32_t{channel::kModeNoFlagWrites}) |
-                             (opts_.app_yield ? std::uint32_t{channel::kModeYieldInWaits} : 0u);
+                             (opts_.app_yield ? std::uint32_t{channel::kModeYieldInWaits} : 0u) |
+                             (notes_wanted() ? std::uint32_t{channel::kModeLocalAccesses} : 0u);
   reply.status = channel::AttachStatus::Ok;
   reply.mode_flags = mode;
   reply.app_spin_ns = opts_.app_spin_ns;

@@ -29,6 +29,7 @@ enum class NoteKind : std::uint16_t {
   RegionEnd = 2,   // RegionEndNote: it no longer does
   Access = 3,      // AccessNote: a data access starts
   Completion = 4,  // CompletionNote: accesses are complete
+  LocalAccesses = 5,  // LocalAccessesNote: what the rank's loads and stores report
 };
 
 struct NoteHeader {
@@ -37,7 +38,14 @@ struct NoteHeader {
   std::uint32_t bytes;  // of the payload that follows
 };
 
-enum class RegionKind : std::uint16_t { MpiWindow = 1, MpiDynamicWindow = 2, SymmetricMemory = 3 };
+enum class RegionKind : std::uint16_t {
+  MpiWindow = 1,
+  MpiDynamicWindow = 2,
+  SymmetricMemory = 3,
+  // Memory of a process that it exposes to nobody, named by address: the
+  // buffers of its one-sided operations (analyses make it, no note does).
+  LocalMemory = 4,
+};
 
 // Memory of the rank whose translator writes the note (the owner).
 struct RegionNote {
@@ -66,6 +74,10 @@ enum AccessFlags : std::uint8_t {
   // The space needs no RegionNote: memory every rank names alike by offset
   // in bytes (OpenSHMEM symmetric memory), exposed as a whole.
   kAccessImplicitRegion = 1u << 2,
+  // A load or store of the program itself (complete at once): in program
+  // order with the same rank's other loads and stores, so never concurrent
+  // with them, even between the same two calls.
+  kAccessLocal = 1u << 3,
 };
 
 // One access to memory of `owner`, from the call whose program carries it
@@ -96,7 +108,17 @@ struct CompletionNote {
   std::uint64_t pc;  // return address of the call that completes them, 0 if unknown
 };
 
+// The rank's loads and stores of exposed memory are reported, as Access
+// notes of its model's load and store calls (vcx/local_access.h): sent once
+// when they start (flags kLocalAccessesStart), and whenever accesses went
+// unreported (kLocalAccessesOverflow).
+struct LocalAccessesNote {
+  std::uint32_t flags;  // LocalAccessBatchFlags
+  std::uint32_t reserved;
+};
+
 static_assert(sizeof(NoteHeader) == 8);
+static_assert(sizeof(LocalAccessesNote) == 8);
 static_assert(sizeof(RegionNote) == 40);
 static_assert(sizeof(RegionEndNote) == 8);
 static_assert(sizeof(AccessNote) == 64);

@@ -11,6 +11,7 @@
 
 #include "vcx/analysis.h"
 #include "vcx/channel/event_record.h"
+#include "vcx/local_access.h"
 #include "vcx/types.h"
 
 namespace vcx {
@@ -184,6 +185,35 @@ class CallProgram {
       add_note(NoteKind::Completion, CompletionNote{static_cast<std::uint32_t>(completed_.size()),
                                                     0, pc},
                completed_);
+  }
+  // The notes of a batch of local loads and stores (vcx/local_access.h):
+  // an AccessNote, complete at once, per record whose memory
+  // `name(record, note)` names (it sets space and offsets, and returns false
+  // for memory it does not know), and a LocalAccessesNote when the batch
+  // has flags. False if the batch is malformed.
+  template <class Name>
+  bool add_local_accesses(std::span<const std::uint8_t> batch, std::uint16_t load_call,
+                          std::uint16_t store_call, std::uint64_t& next_id, Name&& name) {
+    LocalAccessBatch b;
+    if (batch.size() < sizeof b) return false;
+    std::memcpy(&b, batch.data(), sizeof b);
+    if (batch.size() < sizeof b + std::size_t{b.count} * sizeof(LocalAccessRecord)) return false;
+    for (std::uint32_t i = 0; i < b.count; ++i) {
+      LocalAccessRecord r;
+      std::memcpy(&r, batch.data() + sizeof b + i * sizeof r, sizeof r);
+      AccessNote a{};
+      if (r.owner < 0 || !name(r, a)) continue;
+      a.id = ++next_id;
+      a.bytes = r.bytes;
+      a.pc = r.pc;
+      a.owner = static_cast<std::uint32_t>(r.owner);
+      a.call = r.write ? store_call : load_call;
+      a.mode = r.write ? AccessMode::Write : AccessMode::Read;
+      a.flags |= kAccessCompleteNow | kAccessLocal;
+      add_note(NoteKind::Access, a);
+    }
+    if (b.flags) add_note(NoteKind::LocalAccesses, LocalAccessesNote{b.flags, 0});
+    return true;
   }
   // A note: `payload`, then the values of `tail` (a CompletionNote's ids).
   template <class T>

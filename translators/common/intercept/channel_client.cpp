@@ -17,6 +17,15 @@ namespace vcx::intercept {
 namespace {
 
 std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
+// This thread is between lock() and unlock(): program code it runs there
+// (an MPI callback) must not report accesses, which would take the lock.
+// Initial-exec: the interceptor is preloaded, and this is read on every
+// access to watched memory.
+__attribute__((tls_model("initial-exec"))) thread_local bool t_in_lock = false;
+
+void on_local_access(std::uintptr_t addr, std::uintptr_t bytes, int write, std::uintptr_t pc) {
+  process_client().local_access(addr, bytes, write != 0, pc);
+}
 
 // The progress of every model that started and has not ended: a model that
 // ends (MPI_Finalize) must no longer be driven while another one waits.
@@ -117,6 +126,11 @@ bool ChannelClient::attach(const ClientSetup& setup) {
   // keeps it from answering) and says how long to poll.
   policy.spin_ns = attachment_.app_spin_ns;
   producer_ = channel::Producer(attachment_, hooks, policy);
+  // The program's threads report accesses through the same channel as the
+  // calls: every push is serialised then.
+  if ((attachment_.mode_flags & channel::kModeLocalAccesses) &&
+      local_.start(&send_local, this, producer_.max_payload(), &on_local_access))
+    serialise_ = true;
   active_ = true;
   joined_[index(setup.model)] = true;
   joined_count_ = 1;
@@ -166,6 +180,7 @@ void ChannelClient::finish(Model model, std::uint16_t finalize_call) {
   --joined_count_;
   if (!last || !active_) return;
   lock();
+  local_.stop();
   if (void* d = producer_.begin(Model::Control, static_cast<std::uint16_t>(ControlEvent::Detach),
                                 0, sizeof(DetachEvent))) {
     *static_cast<DetachEvent*>(d) = DetachEvent{producer_.stall_ns(), producer_.backpressure_ns()};
@@ -185,15 +200,50 @@ void ChannelClient::end_other_models(Model model) {
 void ChannelClient::lock() {
   if (serialise_)
     while (g_lock.test_and_set(std::memory_order_acquire)) channel::cpu_relax();
+  t_in_lock = true;
 }
 
 void ChannelClient::unlock() {
+  t_in_lock = false;
   if (serialise_) g_lock.clear(std::memory_order_release);
+}
+
+void ChannelClient::set_local_access_event(Model model, std::uint16_t call) {
+  if (!local_accesses()) return;
+  lock();
+  local_.set_event(model, call);
+  unlock();
+}
+
+void ChannelClient::expose(const Exposure& e) {
+  if (!local_accesses()) return;
+  lock();
+  local_.expose(e);
+  unlock();
+}
+
+void ChannelClient::local_access(std::uintptr_t addr, std::uintptr_t bytes, bool write,
+                                 std::uintptr_t pc) {
+  if (t_in_lock || !active_) return;
+  lock();
+  local_.access(addr, bytes, write, pc);
+  unlock();
+}
+
+// Under the lock, before the event that follows the accesses.
+void ChannelClient::send_local(void* ctx, Model model, std::uint16_t call, const void* data,
+                               std::size_t bytes) {
+  auto* self = static_cast<ChannelClient*>(ctx);
+  void* p = self->producer_.begin(model, call, 0, bytes);
+  if (!p) return;  // the tool failed: the event that follows says so
+  std::memcpy(p, data, bytes);
+  self->producer_.commit();
 }
 
 void* ChannelClient::begin(Model model, std::uint16_t call, std::size_t payload, bool needs_reply) {
   if (!active_) return nullptr;
   lock();
+  local_.flush();
   note_call(model, call);
   reply_wanted_ = needs_reply && !no_stall_;
   const std::uint32_t flags = reply_wanted_ ? std::uint32_t{kEventNeedsReply} : 0u;
@@ -216,6 +266,7 @@ void* ChannelClient::begin(Model model, std::uint16_t call, std::size_t payload,
 void* ChannelClient::begin_always_answered(Model model, std::uint16_t call, std::size_t payload) {
   if (!active_) return nullptr;
   lock();
+  local_.flush();
   note_call(model, call);
   reply_wanted_ = true;
   void* p = producer_.begin(model, call, kEventAlwaysReply, payload);

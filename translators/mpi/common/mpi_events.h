@@ -268,6 +268,8 @@ namespace vcx::mpi {
   X(Comm_free, CommFree, None) \
   X(Comm_disconnect, CommFree, None) \
   X(Abort, Abort, None) \
+  X(Load, LocalAccess, None) \
+  X(Store, LocalAccess, None) \
   X(Annotate_tick, Annotate, None) \
   X(Annotate_process_signal, Annotate, None) \
   X(Annotate_process_wait, Annotate, None) \
@@ -302,7 +304,7 @@ enum class Family : std::uint8_t {
   Init, Finalize, Abort, Send, SendInit, Recv, Irecv, RecvInit, Start, RequestFree, Mprobe,
   Mrecv, Cancel, Completion, Sendrecv, Isendrecv, Collective, Icollective, Pcollective, CommCreate,
   CommFree, WinCreate, WinFree, WinFence, WinPost, WinStart, WinComplete, WinWait, WinLock,
-  WinUnlock, WinLockAll, WinUnlockAll, WinFlush, WinAttach, RmaAccess, Annotate,
+  WinUnlock, WinLockAll, WinUnlockAll, WinFlush, WinAttach, RmaAccess, LocalAccess, Annotate,
 };
 enum class CollKind : std::uint8_t { None, AllToAll, OneToAll, AllToOne, Prefix, Neighbor };
 

@@ -1,9 +1,13 @@
 #include "runtime.h"
 
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <link.h>
 #include <mpi.h>
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace vcx::mpi_intercept {
@@ -50,6 +54,73 @@ const char* call_name(std::uint16_t call) {
 
 }  // namespace
 
+namespace {
+
+// The address ranges of MPICH's Fortran bindings in this process (made once).
+struct CodeRange {
+  std::uintptr_t lo, hi;
+};
+struct FortranCode {
+  CodeRange ranges[8];
+  int count = 0;
+};
+
+const FortranCode& fortran_code() {
+  static const FortranCode code = [] {
+    FortranCode c;
+    dl_iterate_phdr(
+        [](dl_phdr_info* lib, std::size_t, void* data) {
+          auto* out = static_cast<FortranCode*>(data);
+          const char* name = lib->dlpi_name ? std::strrchr(lib->dlpi_name, '/') : nullptr;
+          name = name ? name + 1 : lib->dlpi_name;
+          if (!name || (std::strncmp(name, "libmpichfort.so", 15) != 0 &&
+                        std::strncmp(name, "libmpifort.so", 13) != 0))
+            return 0;
+          for (int i = 0; i < lib->dlpi_phnum && out->count < 8; ++i) {
+            const ElfW(Phdr)& ph = lib->dlpi_phdr[i];
+            if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+            const std::uintptr_t lo = lib->dlpi_addr + ph.p_vaddr;
+            out->ranges[out->count++] = CodeRange{lo, lo + ph.p_memsz};
+          }
+          return 0;
+        },
+        &c);
+    return c;
+  }();
+  return code;
+}
+
+bool in_fortran_bindings(std::uintptr_t pc) {
+  const FortranCode& c = fortran_code();
+  for (int i = 0; i < c.count; ++i)
+    if (pc >= c.ranges[i].lo && pc < c.ranges[i].hi) return true;
+  return false;
+}
+
+// This library's own code, to skip its frames when unwinding.
+bool in_interceptor(std::uintptr_t pc) {
+  static const void* self = [] {
+    Dl_info info{};
+    return dladdr(reinterpret_cast<void*>(&in_interceptor), &info) ? info.dli_fbase : nullptr;
+  }();
+  Dl_info info{};
+  return self && dladdr(reinterpret_cast<void*>(pc), &info) && info.dli_fbase == self;
+}
+
+}  // namespace
+
+void* application_pc(void* ra) {
+  const auto pc = reinterpret_cast<std::uintptr_t>(ra);
+  if (!in_fortran_bindings(pc)) return ra;
+  void* frames[16];
+  const int n = backtrace(frames, 16);
+  for (int i = 0; i < n; ++i) {
+    const auto f = reinterpret_cast<std::uintptr_t>(frames[i]);
+    if (!in_fortran_bindings(f) && !in_interceptor(f)) return frames[i];
+  }
+  return ra;
+}
+
 Runtime& runtime() {
   static Runtime r;
   return r;
@@ -95,6 +166,7 @@ void Runtime::start(int thread_level) {
   ev.world_size = world_size;
   ev.thread_level = thread_level;
   push(mpi::Call::Init, ev, false);
+  client_.set_local_access_event(Model::Mpi, static_cast<std::uint16_t>(mpi::Call::Load));
 }
 
 // Open MPI hands out one predefined, already complete request for every

@@ -211,6 +211,13 @@ class Runtime {
 
 Runtime& runtime();
 
+// The application's return address for a call that entered a wrapper with
+// return address `ra`: `ra` itself, unless the call came through MPICH's
+// Fortran bindings (libmpichfort), whose caller is then found by unwinding.
+// The race analysis names accesses by it.
+void* application_pc(void* ra);
+#define VCX_CALLER() ::vcx::mpi_intercept::application_pc(__builtin_return_address(0))
+
 inline std::int32_t event_rank(int r) {
   if (r == MPI_PROC_NULL) return mpi::kRankProcNull;
   if (r == MPI_ANY_SOURCE) return mpi::kRankAny;

@@ -18,8 +18,95 @@
 using namespace vcx::mpi_intercept;
 using vcx::mpi::Call;
 using vcx::mpi::RmaKind;
+using vcx::LocalAccessKind;
+using vcx::intercept::Exposure;
 
 namespace {
+
+// ---- exposed memory, for the program's local loads and stores ----
+// (vcx/intercept/local_accesses.h). Window memory is named by the window's
+// handle and the offset from its member's base (a dynamic window's: the
+// address); buffers of operations in flight by their address, until the
+// window synchronisation that completes them.
+
+vcx::intercept::ChannelClient& client() { return vcx::intercept::process_client(); }
+
+void expose_memory(MPI_Win win, const void* lo, std::uint64_t bytes, std::uintptr_t base,
+                   int owner) {
+  Exposure e;
+  e.lo = reinterpret_cast<std::uintptr_t>(lo);
+  e.hi = e.lo + bytes;
+  e.base = base;
+  e.tag = e.key = window_handle(win);
+  e.owner = owner;
+  e.model = vcx::Model::Mpi;
+  e.kind = LocalAccessKind::Memory;
+  client().expose(e);
+}
+
+// A new window's memory: this member's, and with a shared window every
+// member's, which this process reaches by loads and stores too.
+void expose_window(Call call, MPI_Comm comm, MPI_Win win, const void* base, MPI_Aint bytes) {
+  if (!client().local_accesses() || call == Call::Win_create_dynamic) return;
+  if (call != Call::Win_allocate_shared && call != Call::Win_allocate_shared_c) {
+    expose_memory(win, base, static_cast<std::uint64_t>(bytes),
+                  reinterpret_cast<std::uintptr_t>(base), runtime().world_rank());
+    return;
+  }
+  int n = 0;
+  PMPI_Comm_size(comm, &n);
+  MPI_Group group = MPI_GROUP_NULL;
+  PMPI_Comm_group(comm, &group);
+  for (int r = 0; r < n; ++r) {
+    MPI_Aint size = 0;
+    int unit = 0;
+    void* at = nullptr;
+    int world = MPI_UNDEFINED;
+    PMPI_Group_translate_ranks(group, 1, &r, runtime().world_group(), &world);
+    if (PMPI_Win_shared_query(win, r, &size, &unit, &at) == MPI_SUCCESS && world >= 0)
+      expose_memory(win, at, static_cast<std::uint64_t>(size),
+                    reinterpret_cast<std::uintptr_t>(at), world);
+  }
+  PMPI_Group_free(&group);
+}
+
+// Origin and result buffers of a data call, read or written until the call
+// completes at this process.
+void expose_buffer(MPI_Win win, int target, const void* addr, std::uint64_t bytes) {
+  Exposure e;
+  e.lo = reinterpret_cast<std::uintptr_t>(addr);
+  e.hi = e.lo + bytes;
+  e.key = window_handle(win);
+  e.owner = runtime().world_rank();
+  e.target = target;
+  e.model = vcx::Model::Mpi;
+  e.kind = LocalAccessKind::Buffer;
+  client().expose(e);
+}
+
+// Window synchronisation that completes the buffers of the operations to
+// `target` (every target: -1); freeing the window ends its memory too.
+void end_exposures(Call call, MPI_Win win, int target) {
+  bool all_targets = false, memory = false;
+  switch (call) {
+    case Call::Win_free: memory = all_targets = true; break;
+    case Call::Win_fence:
+    case Call::Win_complete:
+    case Call::Win_unlock_all:
+    case Call::Win_flush_all:
+    case Call::Win_flush_local_all: all_targets = true; break;
+    case Call::Win_unlock:
+    case Call::Win_flush:
+    case Call::Win_flush_local: break;
+    default: return;
+  }
+  const std::uint64_t key = window_handle(win);
+  client().unexpose_if([&](const Exposure& e) {
+    if (e.model != vcx::Model::Mpi || e.key != key) return false;
+    if (e.kind == LocalAccessKind::Memory) return memory;
+    return all_targets || e.target == target;
+  });
+}
 
 // A new window, with this member's memory (the race analysis compares
 // accesses by their bytes in it).
@@ -35,6 +122,7 @@ void report_window(Call call, MPI_Comm comm, MPI_Win win, const void* base, MPI_
   ev.pc = reinterpret_cast<std::uint64_t>(pc);
   ev.disp_unit = static_cast<std::uint32_t>(disp_unit);
   rt.push(call, ev, false);
+  expose_window(call, comm, win, base, bytes);
 }
 
 // What a lease allows, as the tool publishes it: 1 for a shared lock.
@@ -46,7 +134,9 @@ std::uint64_t push_win(Call call, MPI_Win win, int rank, int arg, bool waits, vo
   ev.rank = rank;
   ev.arg = arg;
   ev.pc = reinterpret_cast<std::uint64_t>(pc);
-  return runtime().push(call, ev, waits);
+  const std::uint64_t ticket = runtime().push(call, ev, waits);
+  if (client().local_accesses()) end_exposures(call, win, rank);
+  return ticket;
 }
 
 // Post and start carry their group as world ranks.
@@ -304,6 +394,12 @@ void record(const Access& x) {
   std::memcpy(p, &ev, sizeof ev);
   if (tail) std::memcpy(p + sizeof ev, blocks.data(), tail);
   rt.commit();
+  if (client().local_accesses()) {
+    if (ev.flags & vcx::mpi::kRmaOriginDense)
+      expose_buffer(x.win, x.target_rank, x.origin, ev.origin_bytes);
+    if (ev.flags & vcx::mpi::kRmaResultDense)
+      expose_buffer(x.win, x.target_rank, x.result, ev.result_bytes);
+  }
 }
 
 }  // namespace
@@ -316,7 +412,7 @@ int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
                    MPI_Win* win) {
   const int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
   if (rc == MPI_SUCCESS)
-    report_window(Call::Win_create, comm, *win, base, size, disp_unit, __builtin_return_address(0));
+    report_window(Call::Win_create, comm, *win, base, size, disp_unit, VCX_CALLER());
   return rc;
 }
 #if MPI_VERSION >= 4
@@ -325,7 +421,7 @@ int MPI_Win_create_c(void* base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info inf
   const int rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
   if (rc == MPI_SUCCESS)
     report_window(Call::Win_create_c, comm, *win, base, size, disp_unit,
-                  __builtin_return_address(0));
+                  VCX_CALLER());
   return rc;
 }
 #endif  // MPI_VERSION >= 4
@@ -334,7 +430,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   const int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
   if (rc == MPI_SUCCESS)
     report_window(Call::Win_allocate, comm, *win, *static_cast<void**>(baseptr), size,
-                  disp_unit, __builtin_return_address(0));
+                  disp_unit, VCX_CALLER());
   return rc;
 }
 #if MPI_VERSION >= 4
@@ -343,7 +439,7 @@ int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Com
   const int rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
   if (rc == MPI_SUCCESS)
     report_window(Call::Win_allocate_c, comm, *win, *static_cast<void**>(baseptr), size,
-                  disp_unit, __builtin_return_address(0));
+                  disp_unit, VCX_CALLER());
   return rc;
 }
 #endif  // MPI_VERSION >= 4
@@ -352,7 +448,7 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
   const int rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
   if (rc == MPI_SUCCESS)
     report_window(Call::Win_allocate_shared, comm, *win, *static_cast<void**>(baseptr), size,
-                  disp_unit, __builtin_return_address(0));
+                  disp_unit, VCX_CALLER());
   return rc;
 }
 #if MPI_VERSION >= 4
@@ -361,14 +457,14 @@ int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, 
   const int rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
   if (rc == MPI_SUCCESS)
     report_window(Call::Win_allocate_shared_c, comm, *win, *static_cast<void**>(baseptr), size,
-                  disp_unit, __builtin_return_address(0));
+                  disp_unit, VCX_CALLER());
   return rc;
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
   const int rc = PMPI_Win_create_dynamic(info, comm, win);
   if (rc == MPI_SUCCESS)
-    report_window(Call::Win_create_dynamic, comm, *win, nullptr, 0, 1, __builtin_return_address(0));
+    report_window(Call::Win_create_dynamic, comm, *win, nullptr, 0, 1, VCX_CALLER());
   return rc;
 }
 
@@ -378,7 +474,7 @@ int MPI_Win_free(MPI_Win* win) {
   if (vcx::channel::LeaseTable* leases = rt.leases())
     vcx::channel::lease_drop(*leases, window_handle(*win));
   const std::uint64_t ticket = rt.active() ? push_win(Call::Win_free, *win, 0, 0, true,
-                                                      __builtin_return_address(0)) : 0;
+                                                      VCX_CALLER()) : 0;
   const int rc = PMPI_Win_free(win);
   rt.wait(ticket);
   return rc;
@@ -389,7 +485,7 @@ int MPI_Win_free(MPI_Win* win) {
 int MPI_Win_fence(int assert, MPI_Win win) {
   Runtime& rt = runtime();
   const std::uint64_t ticket = rt.active() ? push_win(Call::Win_fence, win, 0, assert, true,
-                                                      __builtin_return_address(0)) : 0;
+                                                      VCX_CALLER()) : 0;
   const int rc = PMPI_Win_fence(assert, win);
   rt.wait(ticket);
   return rc;
@@ -410,7 +506,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
 
 int MPI_Win_complete(MPI_Win win) {
   if (runtime().active()) push_win(Call::Win_complete, win, 0, 0, false,
-                                   __builtin_return_address(0));
+                                   VCX_CALLER());
   return PMPI_Win_complete(win);
 }
 
@@ -421,7 +517,7 @@ int MPI_Win_wait(MPI_Win win) {
                      ? test_yielding([&](int* flag) { return PMPI_Win_test(win, flag); })
                      : PMPI_Win_wait(win);
   if (rc == MPI_SUCCESS) rt.wait(push_win(Call::Win_wait, win, 0, 1, true,
-                                          __builtin_return_address(0)));
+                                          VCX_CALLER()));
   return rc;
 }
 
@@ -430,7 +526,7 @@ int MPI_Win_test(MPI_Win win, int* flag) {
   if (!rt.active()) return PMPI_Win_test(win, flag);
   const int rc = PMPI_Win_test(win, flag);
   if (rc == MPI_SUCCESS && *flag) rt.wait(push_win(Call::Win_test, win, 0, 1, true,
-                                                   __builtin_return_address(0)));
+                                                   VCX_CALLER()));
   return rc;
 }
 
@@ -481,7 +577,7 @@ int MPI_Win_unlock(int rank, MPI_Win win) {
     arg = vcx::mpi::kLockLeased;
     if (!vcx::channel::lease_release(*leases, slot)) arg |= vcx::mpi::kLockLeaseEnded;
   }
-  push_win(Call::Win_unlock, win, rank, arg, false, __builtin_return_address(0));
+  push_win(Call::Win_unlock, win, rank, arg, false, VCX_CALLER());
   return rc;
 }
 
@@ -504,7 +600,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win) {
 int MPI_Win_unlock_all(MPI_Win win) {
   const int rc = PMPI_Win_unlock_all(win);
   if (rc == MPI_SUCCESS && runtime().active()) push_win(Call::Win_unlock_all, win, 0, 0, false,
-                                                        __builtin_return_address(0));
+                                                        VCX_CALLER());
   return rc;
 }
 
@@ -517,7 +613,7 @@ int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datat
   record(Access{.call = Call::Put, .kind = RmaKind::Put, .origin = origin_addr, .origin_count =
          origin_count, .origin_type = origin_datatype, .target_rank = target_rank, .target_disp =
          target_disp, .target_count = target_count, .target_type = target_datatype, .win = win, .pc
-         = __builtin_return_address(0)});
+         = VCX_CALLER()});
   return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
     target_count, target_datatype, win);
 }
@@ -528,7 +624,7 @@ int MPI_Put_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype orig
   record(Access{.call = Call::Put_c, .kind = RmaKind::Put, .origin = origin_addr, .origin_count =
          origin_count, .origin_type = origin_datatype, .target_rank = target_rank, .target_disp =
          target_disp, .target_count = target_count, .target_type = target_datatype, .win = win, .pc
-         = __builtin_return_address(0)});
+         = VCX_CALLER()});
   return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
     target_count, target_datatype, win);
 }
@@ -538,7 +634,7 @@ int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, i
   record(Access{.call = Call::Get, .kind = RmaKind::Get, .result = origin_addr, .result_count =
          origin_count, .result_type = origin_datatype, .target_rank = target_rank, .target_disp =
          target_disp, .target_count = target_count, .target_type = target_datatype, .win = win, .pc
-         = __builtin_return_address(0)});
+         = VCX_CALLER()});
   return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
     target_count, target_datatype, win);
 }
@@ -549,7 +645,7 @@ int MPI_Get_c(void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_dat
   record(Access{.call = Call::Get_c, .kind = RmaKind::Get, .result = origin_addr, .result_count =
          origin_count, .result_type = origin_datatype, .target_rank = target_rank, .target_disp =
          target_disp, .target_count = target_count, .target_type = target_datatype, .win = win, .pc
-         = __builtin_return_address(0)});
+         = VCX_CALLER()});
   return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
     target_count, target_datatype, win);
 }
@@ -560,7 +656,7 @@ int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origi
   record(Access{.call = Call::Accumulate, .kind = RmaKind::Accumulate, .origin = origin_addr,
          .origin_count = origin_count, .origin_type = origin_datatype, .target_rank = target_rank,
          .target_disp = target_disp, .target_count = target_count, .target_type = target_datatype,
-         .op = op, .win = win, .pc = __builtin_return_address(0)});
+         .op = op, .win = win, .pc = VCX_CALLER()});
   return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
     target_count, target_datatype, op, win);
 }
@@ -571,7 +667,7 @@ int MPI_Accumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_Dataty
   record(Access{.call = Call::Accumulate_c, .kind = RmaKind::Accumulate, .origin = origin_addr,
          .origin_count = origin_count, .origin_type = origin_datatype, .target_rank = target_rank,
          .target_disp = target_disp, .target_count = target_count, .target_type = target_datatype,
-         .op = op, .win = win, .pc = __builtin_return_address(0)});
+         .op = op, .win = win, .pc = VCX_CALLER()});
   return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
     target_count, target_datatype, op, win);
 }
@@ -583,7 +679,7 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype o
          .origin_count = origin_count, .origin_type = origin_datatype, .result = result_addr,
          .result_count = result_count, .result_type = result_datatype, .target_rank = target_rank,
          .target_disp = target_disp, .target_count = target_count, .target_type = target_datatype,
-         .op = op, .win = win, .pc = __builtin_return_address(0)});
+         .op = op, .win = win, .pc = VCX_CALLER()});
   return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
     result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 }
@@ -596,7 +692,7 @@ int MPI_Get_accumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_Da
          origin_addr, .origin_count = origin_count, .origin_type = origin_datatype, .result =
          result_addr, .result_count = result_count, .result_type = result_datatype, .target_rank =
          target_rank, .target_disp = target_disp, .target_count = target_count, .target_type =
-         target_datatype, .op = op, .win = win, .pc = __builtin_return_address(0)});
+         target_datatype, .op = op, .win = win, .pc = VCX_CALLER()});
   return PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr,
     result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op,
     win);
@@ -611,7 +707,7 @@ int MPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_data
     record(Access{.call = Call::Rput, .kind = RmaKind::Put, .origin = origin_addr, .origin_count =
            origin_count, .origin_type = origin_datatype, .target_rank = target_rank, .target_disp =
            target_disp, .target_count = target_count, .target_type = target_datatype, .win = win,
-           .request = request, .pc = __builtin_return_address(0)});
+           .request = request, .pc = VCX_CALLER()});
   return rc;
 }
 #if MPI_VERSION >= 4
@@ -624,7 +720,7 @@ int MPI_Rput_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype ori
     record(Access{.call = Call::Rput_c, .kind = RmaKind::Put, .origin = origin_addr, .origin_count =
            origin_count, .origin_type = origin_datatype, .target_rank = target_rank, .target_disp =
            target_disp, .target_count = target_count, .target_type = target_datatype, .win = win,
-           .request = request, .pc = __builtin_return_address(0)});
+           .request = request, .pc = VCX_CALLER()});
   return rc;
 }
 #endif  // MPI_VERSION >= 4
@@ -637,7 +733,7 @@ int MPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, 
     record(Access{.call = Call::Rget, .kind = RmaKind::Get, .result = origin_addr, .result_count =
            origin_count, .result_type = origin_datatype, .target_rank = target_rank, .target_disp =
            target_disp, .target_count = target_count, .target_type = target_datatype, .win = win,
-           .request = request, .pc = __builtin_return_address(0)});
+           .request = request, .pc = VCX_CALLER()});
   return rc;
 }
 #if MPI_VERSION >= 4
@@ -650,7 +746,7 @@ int MPI_Rget_c(void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
     record(Access{.call = Call::Rget_c, .kind = RmaKind::Get, .result = origin_addr, .result_count =
            origin_count, .result_type = origin_datatype, .target_rank = target_rank, .target_disp =
            target_disp, .target_count = target_count, .target_type = target_datatype, .win = win,
-           .request = request, .pc = __builtin_return_address(0)});
+           .request = request, .pc = VCX_CALLER()});
   return rc;
 }
 #endif  // MPI_VERSION >= 4
@@ -663,7 +759,7 @@ int MPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype orig
     record(Access{.call = Call::Raccumulate, .kind = RmaKind::Accumulate, .origin = origin_addr,
            .origin_count = origin_count, .origin_type = origin_datatype, .target_rank = target_rank,
            .target_disp = target_disp, .target_count = target_count, .target_type = target_datatype,
-           .op = op, .win = win, .request = request, .pc = __builtin_return_address(0)});
+           .op = op, .win = win, .request = request, .pc = VCX_CALLER()});
   return rc;
 }
 #if MPI_VERSION >= 4
@@ -676,7 +772,7 @@ int MPI_Raccumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_Datat
     record(Access{.call = Call::Raccumulate_c, .kind = RmaKind::Accumulate, .origin = origin_addr,
            .origin_count = origin_count, .origin_type = origin_datatype, .target_rank = target_rank,
            .target_disp = target_disp, .target_count = target_count, .target_type = target_datatype,
-           .op = op, .win = win, .request = request, .pc = __builtin_return_address(0)});
+           .op = op, .win = win, .request = request, .pc = VCX_CALLER()});
   return rc;
 }
 #endif  // MPI_VERSION >= 4
@@ -693,7 +789,7 @@ int MPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype 
            result_addr, .result_count = result_count, .result_type = result_datatype, .target_rank =
            target_rank, .target_disp = target_disp, .target_count = target_count, .target_type =
            target_datatype, .op = op, .win = win, .request = request, .pc =
-           __builtin_return_address(0)});
+           VCX_CALLER()});
   return rc;
 }
 #if MPI_VERSION >= 4
@@ -710,7 +806,7 @@ int MPI_Rget_accumulate_c(const void* origin_addr, MPI_Count origin_count, MPI_D
            result_addr, .result_count = result_count, .result_type = result_datatype, .target_rank =
            target_rank, .target_disp = target_disp, .target_count = target_count, .target_type =
            target_datatype, .op = op, .win = win, .request = request, .pc =
-           __builtin_return_address(0)});
+           VCX_CALLER()});
   return rc;
 }
 #endif  // MPI_VERSION >= 4
@@ -720,7 +816,7 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype da
                 .origin_count = 1, .origin_type = datatype, .result = result_addr,
                 .result_count = 1, .result_type = datatype, .target_rank = target_rank,
                 .target_disp = target_disp, .target_count = 1, .target_type = datatype, .op = op,
-                .win = win, .pc = __builtin_return_address(0)});
+                .win = win, .pc = VCX_CALLER()});
   return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
 }
 // The compare buffer is read like the origin buffer; only the origin
@@ -732,7 +828,7 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
                 .origin = origin_addr, .origin_count = 1, .origin_type = datatype,
                 .result = result_addr, .result_count = 1, .result_type = datatype,
                 .target_rank = target_rank, .target_disp = target_disp, .target_count = 1,
-                .target_type = datatype, .win = win, .pc = __builtin_return_address(0)});
+                .target_type = datatype, .win = win, .pc = VCX_CALLER()});
   return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank,
                                target_disp, win);
 }
@@ -742,46 +838,55 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
 int MPI_Win_flush(int rank, MPI_Win win) {
   const int rc = PMPI_Win_flush(rank, win);
   if (rc == MPI_SUCCESS && runtime().active()) push_win(Call::Win_flush, win, rank, 0, false,
-                                                        __builtin_return_address(0));
+                                                        VCX_CALLER());
   return rc;
 }
 int MPI_Win_flush_all(MPI_Win win) {
   const int rc = PMPI_Win_flush_all(win);
   if (rc == MPI_SUCCESS && runtime().active()) push_win(Call::Win_flush_all, win, 0, 0, false,
-                                                        __builtin_return_address(0));
+                                                        VCX_CALLER());
   return rc;
 }
 int MPI_Win_flush_local(int rank, MPI_Win win) {
   const int rc = PMPI_Win_flush_local(rank, win);
   if (rc == MPI_SUCCESS && runtime().active())
-    push_win(Call::Win_flush_local, win, rank, 0, false, __builtin_return_address(0));
+    push_win(Call::Win_flush_local, win, rank, 0, false, VCX_CALLER());
   return rc;
 }
 int MPI_Win_flush_local_all(MPI_Win win) {
   const int rc = PMPI_Win_flush_local_all(win);
   if (rc == MPI_SUCCESS && runtime().active())
-    push_win(Call::Win_flush_local_all, win, 0, 0, false, __builtin_return_address(0));
+    push_win(Call::Win_flush_local_all, win, 0, 0, false, VCX_CALLER());
   return rc;
 }
 
 int MPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
   const int rc = PMPI_Win_attach(win, base, size);
   Runtime& rt = runtime();
-  if (rc == MPI_SUCCESS && rt.active())
+  if (rc == MPI_SUCCESS && rt.active()) {
     rt.push(Call::Win_attach,
             vcx::mpi::WinAttachEvent{window_handle(win), reinterpret_cast<std::uint64_t>(base),
                                      static_cast<std::uint64_t>(size),
-                                     reinterpret_cast<std::uint64_t>(__builtin_return_address(0))},
+                                     reinterpret_cast<std::uint64_t>(VCX_CALLER())},
             false);
+    // Named by address, like the displacements of the window's accesses.
+    expose_memory(win, base, static_cast<std::uint64_t>(size), 0, rt.world_rank());
+  }
   return rc;
 }
 int MPI_Win_detach(MPI_Win win, const void* base) {
   const int rc = PMPI_Win_detach(win, base);
   Runtime& rt = runtime();
+  const std::uint64_t key = window_handle(win);
+  if (rc == MPI_SUCCESS)
+    client().unexpose_if([&](const Exposure& e) {
+      return e.model == vcx::Model::Mpi && e.kind == LocalAccessKind::Memory && e.key == key &&
+             e.lo == reinterpret_cast<std::uintptr_t>(base);
+    });
   if (rc == MPI_SUCCESS && rt.active())
     rt.push(Call::Win_detach,
             vcx::mpi::WinAttachEvent{window_handle(win), reinterpret_cast<std::uint64_t>(base), 0,
-                                     reinterpret_cast<std::uint64_t>(__builtin_return_address(0))},
+                                     reinterpret_cast<std::uint64_t>(VCX_CALLER())},
             false);
   return rc;
 }

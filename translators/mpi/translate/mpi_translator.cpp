@@ -12,6 +12,8 @@ MpiTranslator::MpiTranslator(ToolHost& host)
 
 const char* MpiTranslator::call_name(std::uint16_t call) const {
   if (call >= static_cast<std::uint16_t>(Call::Count)) return "MPI_?";
+  if (kCallFamily[call] == Family::LocalAccess)
+    return call == static_cast<std::uint16_t>(Call::Store) ? "store" : "load";
   if (kCallFamily[call] == Family::Annotate)
     return kAnnotationNames[call - static_cast<std::uint16_t>(Call::Annotate_tick)];
   return kCallNames[call];
@@ -74,6 +76,7 @@ void MpiTranslator::translate(const EventHeader& ev, ExchangeControl& ctl, CallP
     case Family::RmaAccess: on_rma_access(call, p.as<RmaAccessEvent>(), p, out); break;
     case Family::WinFlush: on_win_flush(call, p.as<WinEvent>(), out); break;
     case Family::WinAttach: on_win_attach(call, p.as<WinAttachEvent>(), out); break;
+    case Family::LocalAccess: on_local_accesses(p, out); break;
     case Family::Annotate: on_annotate(call, p.as<AnnotateEvent>(), ctl, out); break;
   }
 }

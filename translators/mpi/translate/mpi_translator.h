@@ -147,6 +147,7 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   void on_rma_access(Call call, const RmaAccessEvent& e, const class Payload& p, CallProgram& out);
   void on_win_flush(Call call, const WinEvent& e, CallProgram& out);
   void on_win_attach(Call call, const WinAttachEvent& e, CallProgram& out);
+  void on_local_accesses(const class Payload& p, CallProgram& out);
   // Completes the open accesses of `w` that `which` selects, at the call
   // with return address `pc`.
   template <class Which>

@@ -148,6 +148,8 @@ void MpiTranslator::on_win_flush(Call call, const WinEvent& e, CallProgram& out)
   WinData& w = win(e.win);
   const bool all = call == Call::Win_flush_all || call == Call::Win_flush_local_all;
   const bool local = call == Call::Win_flush_local || call == Call::Win_flush_local_all;
+  // A flush of MPI_PROC_NULL completes nothing.
+  if (!all && e.rank < 0) return;
   const std::uint32_t target = all ? 0 : world_of(w.members, e.rank).value;
   complete_accesses(w, out, e.pc, [&](const WinData::OpenAccess& a) {
     return (all || a.target == target) && (!local || a.local);
@@ -166,6 +168,29 @@ void MpiTranslator::on_win_attach(Call call, const WinAttachEvent& e, CallProgra
   r.unit = 1;
   r.kind = RegionKind::MpiDynamicWindow;
   out.add_note(NoteKind::Region, r);
+}
+
+// The program's loads and stores (a build with the vcx compiler wrappers):
+// window memory by window and member, offsets in bytes from the member's
+// base (a dynamic window's: addresses); the buffers of operations in
+// flight by address, like those operations' own accesses to them.
+void MpiTranslator::on_local_accesses(const Payload& p, CallProgram& out) {
+  if (!notes_wanted()) return;
+  const bool ok = out.add_local_accesses(
+      {p.data(), p.size()}, static_cast<std::uint16_t>(Call::Load),
+      static_cast<std::uint16_t>(Call::Store), next_access_id_,
+      [&](const LocalAccessRecord& r, AccessNote& a) {
+        if (r.kind == LocalAccessKind::Buffer) {
+          a.offset = r.offset;
+          return true;
+        }
+        auto it = windows_.find(r.tag);
+        if (it == windows_.end()) return false;
+        a.space = space_of(it->second->id, Rank{static_cast<std::uint32_t>(r.owner)});
+        a.byte_offset = static_cast<std::int64_t>(r.offset);
+        return true;
+      });
+  if (!ok) host_.fatal("mpi: malformed local access event from rank " + std::to_string(self_.value));
 }
 
 void MpiTranslator::on_win_group(Family f, const std::uint8_t* payload, std::size_t size,

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <type_traits>
 
 namespace vcx::shmem {
@@ -33,7 +34,19 @@ enum class Family : std::uint8_t {
                // the call that makes it: FlagWriteEvent, not clocked
   FlagResult,  // vcx_flag_result: what an announced fetching atomic fetched:
                // FlagResultEvent, not clocked
+  LocalAccess, // load (store: its name in reports): the program's loads and stores,
+               // vcx/local_access.h, not clocked
 };
+
+// The calls that complete the PE's outstanding puts, _nbi calls and
+// non-fetching atomics (as shmem_quiet does): the barriers, and the
+// symmetric heap calls, which contain one.
+inline bool completes_data(std::string_view call) {
+  return call == "shmem_barrier_all" || call == "shmem_barrier" || call == "shmem_malloc" ||
+         call == "shmem_calloc" || call == "shmem_align" || call == "shmem_realloc" ||
+         call == "shmem_free" || call == "shmalloc" || call == "shfree" ||
+         call == "shmemalign" || call == "shrealloc";
+}
 
 // What an announced write does to the value at its address.
 enum class FlagOp : std::uint8_t {

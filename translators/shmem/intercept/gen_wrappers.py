@@ -37,6 +37,8 @@ HAND_FAMILIES = {"init", "finalize", "global_exit", "lock_set", "lock_clear", "l
 GENERATED_FAMILIES = {"coll_world", "coll_set", "bcast_set", "completion", "flag_wait"}
 # Heap calls that do nothing at all when given a null pointer.
 FREE_CALLS = {"shmem_free", "shfree"}
+HEAP_ALLOC_CALLS = {"shmem_malloc", "shmem_calloc", "shmem_align", "shmem_realloc", "shmalloc",
+                    "shmemalign", "shrealloc"}
 DATA_KINDS = {"put": "Put", "get": "Get", "put_nbi": "PutNbi", "get_nbi": "GetNbi",
               "iput": "Iput", "iget": "Iget", "p": "P", "g": "G", "amo_read": "AmoRead",
               "amo_write": "AmoWrite", "amo_rmw": "AmoRmw"}
@@ -53,7 +55,11 @@ EXTRA_CALLS = [("vcx_annotate_shmem_tick", "Annotate"),
                ("vcx_annotate_shmem_resource_signal", "Annotate"),
                ("vcx_annotate_shmem_resource_wait", "Annotate"),
                ("vcx_flag_write", "FlagWrite"),
-               ("vcx_flag_result", "FlagResult")]
+               ("vcx_flag_result", "FlagResult"),
+               # The program's loads and stores (the event is "load"; "store"
+               # names stores in reports).
+               ("load", "LocalAccess"),
+               ("store", "LocalAccess")]
 # Atomics that may write a flag (docs/clock-rules.md, "Flags"), by the end
 # of their name: what they store, and whether that follows from what they
 # fetch. The others (atomic_inc, atomic_add, ... without a result) are not
@@ -275,7 +281,16 @@ def collective_report(decl, family):
         if name in FREE_CALLS:
             # Freeing a null pointer does nothing, not even synchronise.
             ptr = param(decl, "ptr")[0] or fail(f"{name}: no ptr parameter")
-            report = f"{{ if ({ptr} != nullptr) {report} }}"
+            report = f"{{ if ({ptr} != nullptr) {{ {report} end_heap_block({ptr}); }} }}"
+        elif name in HEAP_ALLOC_CALLS:
+            # The block is symmetric memory the program may load and store.
+            size = param(decl, "size")[0] or fail(f"{name}: no size parameter")
+            if name == "shmem_calloc":
+                size = f"{param(decl, 'count')[0] or fail(f'{name}: no count parameter')} * {size}"
+            ends = ""
+            if "realloc" in name:
+                ends = f" end_heap_block({param(decl, 'ptr')[0] or fail(f'{name}: no ptr')});"
+            report = f"{{ {report}{ends} note_heap_block(result, {size}); }}"
         return report
     start = param(decl, "PE_start")[0]
     log = param(decl, "logPE_stride")[0]

@@ -98,6 +98,10 @@ void record_data(Call call, DataKind kind, const volatile void* remote, std::uin
                  std::uint64_t ctx, int pe, void* pc);
 // shmem_fence, shmem_quiet: the completion point of earlier data calls.
 void record_completion(Call call, std::uint64_t ctx, void* pc);
+// Symmetric heap blocks, exposed to the program's loads and stores from
+// their allocation to their release (vcx/intercept/local_accesses.h).
+void note_heap_block(const void* block, std::size_t bytes);
+void end_heap_block(const void* block);
 // A collective over every PE; over the active set (PE_start, logPE_stride,
 // PE_size), with root PE_root for broadcasts (-1 otherwise). The call
 // waits for its tool (stall mode).

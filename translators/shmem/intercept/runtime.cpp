@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 #include "report.h"
@@ -50,6 +51,40 @@ void map_segments() {
             [](const Segment& a, const Segment& b) { return a.begin < b.begin; });
 }
 
+// ---- Exposed memory, for the program's loads and stores ----
+// Symmetric memory is named as SymAddr names it: the program's static
+// variables by object and offset, heap blocks by address; the buffers of
+// _nbi calls by address, until the quiet or barrier that completes them.
+
+using vcx::LocalAccessKind;
+using vcx::intercept::Exposure;
+
+Exposure symmetric(std::uintptr_t lo, std::uintptr_t hi, std::uintptr_t base, std::uint64_t tag) {
+  Exposure e;
+  e.lo = lo;
+  e.hi = hi;
+  e.base = base;
+  e.tag = tag;
+  e.owner = pshmem_my_pe();
+  e.model = Model::Shmem;
+  e.kind = LocalAccessKind::Memory;
+  return e;
+}
+
+// The program's own static variables (those of the libraries it loads are
+// not its symmetric data).
+void expose_static_memory() {
+  for (const Segment& s : g_segments)
+    if (s.object == 1) runtime().client().expose(symmetric(s.begin, s.end, s.base, s.object));
+}
+
+// The _nbi buffers of context `ctx` are complete.
+void end_buffers(std::uint64_t ctx) {
+  runtime().client().unexpose_if([&](const Exposure& e) {
+    return e.model == Model::Shmem && e.kind == LocalAccessKind::Buffer && e.key == ctx;
+  });
+}
+
 void abort_job(int status) { pshmem_global_exit(status); }
 
 // start_pes programs need not call shmem_finalize: Open MPI finalises at
@@ -85,6 +120,8 @@ void Runtime::start(Call call, int thread_level) {
   ev.world_size = setup.world_size;
   ev.thread_level = thread_level;
   push(call, ev, false);
+  client_.set_local_access_event(Model::Shmem, static_cast<std::uint16_t>(Call::load));
+  expose_static_memory();
 }
 
 void Runtime::stop() {
@@ -121,18 +158,52 @@ void record_data(Call call, DataKind kind, const volatile void* remote, std::uin
   ev.pe = pe;
   ev.kind = kind;
   rt.push(call, ev, false);
+  // The local buffer of an _nbi call is read or written until it completes.
+  if ((kind == DataKind::PutNbi || kind == DataKind::GetNbi) && local && stride == 1 &&
+      rt.client().local_accesses()) {
+    Exposure e;
+    e.lo = local;
+    e.hi = local + elem_bytes * count;
+    e.key = ctx;
+    e.owner = pshmem_my_pe();
+    e.model = Model::Shmem;
+    e.kind = LocalAccessKind::Buffer;
+    rt.client().expose(e);
+  }
+}
+
+void note_heap_block(const void* block, std::size_t bytes) {
+  Runtime& rt = runtime();
+  if (!block || !bytes || !rt.client().local_accesses()) return;
+  const auto lo = reinterpret_cast<std::uintptr_t>(block);
+  rt.client().expose(symmetric(lo, lo + bytes, 0, 0));
+}
+
+void end_heap_block(const void* block) {
+  const auto lo = reinterpret_cast<std::uintptr_t>(block);
+  runtime().client().unexpose_if([&](const Exposure& e) {
+    return e.model == Model::Shmem && e.kind == LocalAccessKind::Memory && e.tag == 0 &&
+           e.lo == lo;
+  });
 }
 
 void record_completion(Call call, std::uint64_t ctx, void* pc) {
   Runtime& rt = runtime();
-  if (rt.active())
-    rt.push(call, shmem::CompletionEvent{ctx, reinterpret_cast<std::uint64_t>(pc)}, false);
+  if (!rt.active()) return;
+  rt.push(call, shmem::CompletionEvent{ctx, reinterpret_cast<std::uint64_t>(pc)}, false);
+  if (rt.client().local_accesses() &&
+      std::string_view(shmem::kCallNames[static_cast<std::size_t>(call)]).find("quiet") !=
+          std::string_view::npos)
+    end_buffers(ctx);
 }
 
 void report_collective(Call call, int pe_start, int log_stride, int pe_size, int root) {
   Runtime& rt = runtime();
   if (!rt.active()) return;
   rt.client().wait(rt.push(call, shmem::CollectiveEvent{pe_start, log_stride, pe_size, root}, true));
+  if (rt.client().local_accesses() &&
+      shmem::completes_data(shmem::kCallNames[static_cast<std::size_t>(call)]))
+    end_buffers(0);  // the default context's, as the translator completes them
 }
 
 void report_world_collective(Call call) {

@@ -12,6 +12,7 @@
 //   operation; one that only fetches reads.
 // Symmetric memory needs no region: every PE names it by the same object
 // and offset (SymAddr), and all of it is exposed.
+#include <string>
 #include <string_view>
 
 #include "shmem_translator.h"
@@ -54,11 +55,7 @@ bool ShmemTranslator::notes_wanted() {
 }
 
 bool ShmemTranslator::completes_data(Call call) const {
-  const std::string_view n = kCallNames[static_cast<std::size_t>(call)];
-  return n == "shmem_barrier_all" || n == "shmem_barrier" || n == "shmem_malloc" ||
-         n == "shmem_calloc" || n == "shmem_align" || n == "shmem_realloc" ||
-         n == "shmem_free" || n == "shmalloc" || n == "shfree" || n == "shmemalign" ||
-         n == "shrealloc";
+  return shmem::completes_data(kCallNames[static_cast<std::size_t>(call)]);
 }
 
 void ShmemTranslator::note_access(Call call, const DataEvent& e, CallProgram& out) {
@@ -90,6 +87,22 @@ void ShmemTranslator::note_access(Call call, const DataEvent& e, CallProgram& ou
     out.add_note(NoteKind::Access, a);
     if (!now) open_.push_back(OpenAccess{a.id, e.ctx});
   };
+  // The local buffer of an _nbi call, read or written until the call
+  // completes (blocking calls are done with it when they return).
+  if ((k == DataKind::PutNbi || k == DataKind::GetNbi) && e.local_addr && e.stride == 1) {
+    AccessNote b{};
+    b.id = ++next_access_id_;
+    b.offset = e.local_addr;
+    b.bytes = e.elem_bytes * e.count;
+    b.pc = e.pc;
+    b.owner = self_.value;
+    b.call = a.call;
+    b.mode = k == DataKind::PutNbi ? AccessMode::Read : AccessMode::Write;
+    if (b.bytes) {
+      out.add_note(NoteKind::Access, b);
+      open_.push_back(OpenAccess{b.id, e.ctx});
+    }
+  }
   if (e.stride == 1 || e.count <= 1) {
     add(e.remote.offset, e.elem_bytes * e.count);
     return;
@@ -101,6 +114,26 @@ void ShmemTranslator::note_access(Call call, const DataEvent& e, CallProgram& ou
     add(e.remote.offset + static_cast<std::uint64_t>(static_cast<std::int64_t>(i) * e.stride *
                                                      static_cast<std::int64_t>(e.elem_bytes)),
         e.elem_bytes);
+}
+
+// The program's loads and stores (a build with the vcx compiler wrappers):
+// symmetric memory as SymAddr names it, complete at once; _nbi buffers by
+// address, like those calls' own accesses to them.
+void ShmemTranslator::note_local_accesses(const EventHeader& ev, CallProgram& out) {
+  if (!notes_wanted()) return;
+  const auto* data = reinterpret_cast<const std::uint8_t*>(&ev + 1);
+  const bool ok = out.add_local_accesses(
+      {data, ev.payload_size}, static_cast<std::uint16_t>(Call::load),
+      static_cast<std::uint16_t>(Call::store), next_access_id_,
+      [&](const LocalAccessRecord& r, AccessNote& a) {
+        a.offset = r.offset;
+        if (r.kind == LocalAccessKind::Memory) {
+          a.space = space_of(SymAddr{r.tag, r.offset}, r.owner);
+          a.flags |= kAccessImplicitRegion;
+        }
+        return true;
+      });
+  if (!ok) host_.fatal("shmem: malformed local access event from PE " + std::to_string(self_.value));
 }
 
 void ShmemTranslator::complete_accesses(std::uint64_t ctx, bool every_context, CallProgram& out,

@@ -71,6 +71,7 @@ void ShmemTranslator::translate(const EventHeader& ev, ExchangeControl& ctl, Cal
     case Family::FlagWrite: on_flag_write(ev.seq, payload<FlagWriteEvent>(ev), out); break;
     case Family::FlagResult: on_flag_result(payload<FlagResultEvent>(ev), out); break;
     case Family::FlagWait: on_flag_wait(call, payload<FlagWaitEvent>(ev), out); break;
+    case Family::LocalAccess: note_local_accesses(ev, out); break;
   }
 }
 

@@ -65,6 +65,7 @@ class ShmemTranslator final : public Translator, public Plugin {
   void complete_accesses(std::uint64_t ctx, bool every_context, CallProgram& out,
                          std::uint64_t pc = 0);
   void note_completion(Call call, const CompletionEvent& e, CallProgram& out);
+  void note_local_accesses(const EventHeader& ev, CallProgram& out);
   // Collectives that include a shmem_barrier_all or shmem_barrier (the
   // barriers, the symmetric heap calls) complete this PE's data calls.
   bool completes_data(Call call) const;

@@ -57,6 +57,9 @@ enum ChannelModeFlags : std::uint32_t {
   // The tool needs the core this rank runs on: blocking MPI calls test for
   // completion and yield the core in between instead of busy-polling.
   kModeYieldInWaits = 1u << 2,
+  // An analysis wants the program's loads and stores of exposed memory
+  // (programs built with the vcx compiler wrappers report them).
+  kModeLocalAccesses = 1u << 3,
 };
 
 enum class ToolState : std::uint32_t {

@@ -18,6 +18,7 @@
 #include "vcx/channel/attach.h"
 #include "vcx/channel/event_record.h"
 #include "vcx/channel/producer.h"
+#include "vcx/intercept/local_accesses.h"
 
 namespace vcx::intercept {
 
@@ -104,6 +105,22 @@ class ChannelClient {
   // The tool went away: report it, then abort the job or go on unanalysed.
   void tool_failed(const char* what);
 
+  // Local loads and stores (local_accesses.h): reported when an analysis
+  // wants them and the program was built with the vcx compiler wrappers.
+  bool local_accesses() const { return active_ && local_.active(); }
+  // The model's event type for them (after attach or join).
+  void set_local_access_event(Model model, std::uint16_t call);
+  void expose(const Exposure& e);
+  template <class Pred>
+  void unexpose_if(Pred&& ends) {
+    if (!local_accesses()) return;
+    lock();
+    local_.unexpose_if(ends);
+    unlock();
+  }
+  // One access to watched memory, from the runtime (any thread).
+  void local_access(std::uintptr_t addr, std::uintptr_t bytes, bool write, std::uintptr_t pc);
+
  private:
   static constexpr std::size_t kModels = 8;
   static std::size_t index(Model m) { return static_cast<std::size_t>(m) & (kModels - 1); }
@@ -134,6 +151,9 @@ class ChannelClient {
   bool any_call_ = false;
   channel::Attachment attachment_{};
   channel::Producer producer_{};
+  LocalAccesses local_;
+  static void send_local(void* ctx, Model model, std::uint16_t call, const void* data,
+                         std::size_t bytes);
 };
 
 }  // namespace vcx::intercept
