@@ -37,6 +37,15 @@ struct AccessRecord {
   // clocked call lies between.
   std::uint64_t start_seq = 0;
   std::uint64_t done_seq = 0;
+  // Delivered before the rank's later writes to the same memory from this
+  // position on (an OpenSHMEM fence; 0: never), at this tick of its clock.
+  std::uint64_t ordered_seq = 0;
+  ClockValue ordered_tick = 0;
+  // Delivered where a wait of the memory's owner saw it (or a write ordered
+  // after it): before whatever follows tick `seen_tick` of `seen_by`.
+  bool seen = false;
+  Rank seen_by{};
+  ClockValue seen_tick = 0;
 
   bool writes() const { return mode == AccessMode::Write; }
   bool overlaps(const AccessRecord& o) const { return lo < o.hi && o.lo < hi; }
@@ -52,7 +61,11 @@ struct AccessRecord {
   // This access was complete before `later` started: its completion
   // happened before `later`'s start.
   bool before(const AccessRecord& later) const {
-    if (later.rank == rank) return (local && later.local) || done_seq < later.start_seq;
+    if (seen && later.start[seen_by.value] >= seen_tick) return true;
+    if (later.rank == rank)
+      return (local && later.local) || done_seq < later.start_seq ||
+             (ordered_seq != 0 && ordered_seq < later.start_seq && later.writes() &&
+              !later.local);
     return later.start[rank.value] >= done;
   }
   bool concurrent_with(const AccessRecord& o) const { return !before(o) && !o.before(*this); }
@@ -94,6 +107,8 @@ struct RecordWire {
   std::uint64_t done;
   std::uint64_t start_seq;
   std::uint64_t done_seq;
+  std::uint64_t ordered_seq;
+  std::uint64_t ordered_tick;
   std::uint32_t atomic_op;
   std::uint32_t atomic_type;
   std::uint32_t clock_entries;
@@ -104,7 +119,7 @@ struct RecordWire {
   std::uint8_t atomic_read;
   std::uint32_t flags;  // the AccessNote's
 };
-static_assert(sizeof(RecordWire) == 104);
+static_assert(sizeof(RecordWire) == 120);
 
 template <class Header>
 void encode(const Header& h, std::span<const ClockValue> start, std::vector<std::uint8_t>& out) {

@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -69,7 +71,13 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
 
   ClockedCallObserver* observer() override { return this; }
   bool wants_notes() const override { return true; }
-  void on_clocked_call(const ClockedCall&) override {}
+  // Every clocked call of this rank, before its notes (if it has any):
+  // what waited for calls before it can go.
+  void on_clocked_call(const ClockedCall& c) override {
+    if (self_.value >= c.clock.size()) return;
+    analysed_tick_ = c.clock[self_.value];
+    if (analysed_tick_ > 0) release_ahead(analysed_tick_ - 1);
+  }
 
   void on_notes(const NoteBatch& b) override {
     ++seq_;
@@ -101,6 +109,25 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
           if (a.flags & kAccessCompleteNow) complete(a.id, b.completion_tick(), b.call, a.pc);
           break;
         }
+        case NoteKind::Ordered: {
+          CompletionNote c;
+          if (!read_note(p, &c)) break;
+          for (std::uint32_t i = 0; i < c.count; ++i) {
+            std::uint64_t id = 0;
+            if (!read_note(p, &id, sizeof c + i * sizeof id)) break;
+            auto it = open_.find(id);
+            if (it != open_.end() && it->second.ordered_seq == 0) {
+              it->second.ordered_seq = seq_;
+              it->second.ordered_tick = b.clock[self_.value];
+            }
+          }
+          break;
+        }
+        case NoteKind::FlagObserved: {
+          FlagObservedNote f;
+          if (read_note(p, &f)) observe(f, b);
+          break;
+        }
         case NoteKind::LocalAccesses: {
           LocalAccessesNote n;
           if (!read_note(p, &n)) break;
@@ -120,6 +147,8 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
         }
       }
     });
+    analysed_tick_ = std::max(analysed_tick_, own_tick());
+    release_ahead(analysed_tick_);
     // Records wait for the tool to be idle, or for enough to be worth a message.
     if (outbox_bytes_ >= kOutboxBytes) send_outboxes();
     if (seq_ - frontier_sent_seq_ >= kFrontierEvery) send_frontier();
@@ -129,7 +158,10 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     if (!pending_.empty()) send_outboxes();
   }
 
-  void flush() override { write_findings(); }
+  void flush() override {
+    release_ahead(std::numeric_limits<ClockValue>::max());
+    write_findings();
+  }
 
  private:
   struct Open {
@@ -137,6 +169,16 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     Model model{};
     std::vector<ClockValue> start;
     std::uint64_t start_seq = 0;
+    std::uint64_t ordered_seq = 0;  // an Ordered note named it (0: none)
+    ClockValue ordered_tick = 0;
+  };
+  // What this rank's waits saw delivered, oldest first (their clocks only
+  // grow); the oldest go first beyond kMaxObservations, which only makes
+  // an access's delivery known later.
+  struct Observation {
+    std::uint64_t space, lo, hi;
+    std::vector<ClockValue> clock;  // the wait's
+    ClockValue tick;                // its tick of this rank's clock
   };
   // A space of this rank's memory.
   struct Region {
@@ -167,7 +209,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     if (w == waiting_.end()) return;
     std::vector<Waiting> records = std::move(w->second);
     waiting_.erase(w);
-    for (auto& x : records) check(std::move(x.record), x.offset, x.byte_offset, x.bytes);
+    for (auto& x : records) check(std::move(x.record), x.offset, x.byte_offset, x.bytes, x.flags);
   }
 
   // The access `id` is complete at tick `done` of this rank's clock.
@@ -194,6 +236,8 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     r.start = std::move(o.start);
     r.start_seq = o.start_seq;
     r.done_seq = seq_;
+    r.ordered_seq = o.ordered_seq;
+    r.ordered_tick = o.ordered_tick;
     if (a.owner == self_.value) {
       if (a.space == 0) {
         // An address here: in memory this rank exposes, or else in its
@@ -221,6 +265,8 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     h.done = done;
     h.start_seq = r.start_seq;
     h.done_seq = r.done_seq;
+    h.ordered_seq = r.ordered_seq;
+    h.ordered_tick = r.ordered_tick;
     h.atomic_op = a.atomic_op;
     h.atomic_type = a.atomic_type;
     h.clock_entries = world_;
@@ -352,7 +398,56 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     r.done = h.done;
     r.start_seq = h.start_seq;
     r.done_seq = h.done_seq;
+    r.ordered_seq = h.ordered_seq;
+    r.ordered_tick = h.ordered_tick;
+    // An access that started after this rank did something its tool has
+    // not analysed yet (a wait that saw writes delivered) waits for it: it
+    // is compared with what the rank's own calls tell, whatever the timing.
+    if (r.start[self_.value] > analysed_tick_) {
+      ahead_.push_back(Waiting{std::move(r), h.offset, h.byte_offset, h.bytes, h.flags});
+      return;
+    }
     check(std::move(r), h.offset, h.byte_offset, h.bytes, h.flags);
+  }
+
+  ClockValue own_tick() const { return clock_.empty() ? 0 : clock_[self_.value]; }
+
+  // Compares the accesses that waited for this rank's calls up to `tick`.
+  void release_ahead(ClockValue tick) {
+    if (ahead_.empty()) return;
+    std::vector<Waiting> ready;
+    std::erase_if(ahead_, [&](Waiting& w) {
+      if (w.record.start[self_.value] > tick) return false;
+      ready.push_back(std::move(w));
+      return true;
+    });
+    for (Waiting& w : ready)
+      check(std::move(w.record), w.offset, w.byte_offset, w.bytes, w.flags);
+  }
+
+  // A wait of this rank saw a write to its memory delivered: so were the
+  // writes to those bytes its clock contains, and every write their
+  // writers ordered before them (OpenSHMEM: a fence, then the flag write).
+  void observe(const FlagObservedNote& f, const NoteBatch& b) {
+    if (observations_.size() >= kMaxObservations) observations_.erase(observations_.begin());
+    Observation o{f.space, f.offset, f.offset + f.bytes,
+                  std::vector<ClockValue>(b.clock.begin(), b.clock.end()), b.clock[self_.value]};
+    shadow_.update([&](AccessRecord& r) { apply(o, r); });
+    observations_.push_back(std::move(o));
+  }
+
+  void apply(const Observation& o, AccessRecord& r) const {
+    if (r.rank == self_ || r.local || !r.writes() || r.rank.value >= o.clock.size()) return;
+    const ClockValue writer = o.clock[r.rank.value];
+    const bool the_flag = r.space == o.space && r.lo < o.hi && o.lo < r.hi &&
+                          r.start[r.rank.value] <= writer;
+    const bool ordered_before_it = r.ordered_seq != 0 && r.ordered_tick < writer;
+    if (!the_flag && !ordered_before_it) return;
+    if (!r.seen || o.tick < r.seen_tick) {
+      r.seen = true;
+      r.seen_by = self_;
+      r.seen_tick = o.tick;
+    }
   }
 
   // An access naming a space by offset in its units, and bytes beyond.
@@ -363,7 +458,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
       it = regions_.emplace(r.space, Region{0, 0, 1, RegionKind::SymmetricMemory, 0, 0}).first;
     if (it == regions_.end()) {
       // Kept until the region is known.
-      waiting_[r.space].push_back(Waiting{std::move(r), offset, byte_offset, bytes});
+      waiting_[r.space].push_back(Waiting{std::move(r), offset, byte_offset, bytes, flags});
       return;
     }
     r.lo = offset * it->second.unit + static_cast<std::uint64_t>(byte_offset);
@@ -372,6 +467,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
   }
 
   void add(AccessRecord r) {
+    for (const Observation& o : observations_) apply(o, r);
     ++checked_;
     shadow_.add(std::move(r));
     if (checked_ % kCollectEvery == 0) collect();
@@ -531,8 +627,14 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     std::uint64_t offset;
     std::int64_t byte_offset;
     std::uint64_t bytes;
+    std::uint32_t flags = 0;
   };
   std::unordered_map<std::uint64_t, std::vector<Waiting>> waiting_;
+  // Other ranks' accesses that started after this rank's analysed calls.
+  std::vector<Waiting> ahead_;
+  ClockValue analysed_tick_ = 0;  // this rank's clock entry as far as analysed
+  static constexpr std::size_t kMaxObservations = 1024;
+  std::deque<Observation> observations_;
   ShadowMemory shadow_;
   std::map<std::tuple<std::uint64_t, std::uint16_t, int, std::uint64_t, std::uint16_t, int>,
            Finding>

@@ -36,6 +36,13 @@ class ShadowMemory {
     }
   }
 
+  // Lets `f` change what is known of each kept access (not its bytes).
+  template <class F>
+  void update(F&& f) {
+    for (auto& [id, space] : spaces_)
+      for (AccessRecord& r : space.records) f(r);
+  }
+
   std::size_t stored() const { return stored_; }
   std::size_t peak_stored() const { return peak_; }
   std::uint64_t compared() const { return compared_; }

@@ -100,6 +100,37 @@ TEST_CASE("a completion between one rank's accesses orders them without a clocke
   CHECK(races_of({a2, b}) == Pairs{{10, 11}});
 }
 
+TEST_CASE("a fence orders one rank's writes to the same bytes, not its reads", "[race]") {
+  // Rank 0 (OpenSHMEM): p (seq 1), fence (seq 2), p (seq 3), get (seq 4);
+  // the puts complete at a quiet (seq 5), the get at its return.
+  auto a = rec(0, 0, 4, AccessMode::Write, {1, 0}, 2, 1, 5, 10);
+  const auto b = rec(0, 0, 4, AccessMode::Write, {1, 0}, 2, 3, 5, 11);
+  const auto get = rec(0, 0, 4, AccessMode::Read, {1, 0}, 1, 4, 4, 12);
+  CHECK(races_of({a, b}) == Pairs{{10, 11}});  // no fence: delivery in any order
+  a.ordered_seq = 2;
+  a.ordered_tick = 1;
+  CHECK(races_of({a, b}).empty());
+  CHECK(races_of({b, a}).empty());
+  CHECK(races_of({a, get}) == Pairs{{10, 12}});  // a fence orders writes only
+}
+
+TEST_CASE("a write a wait of the owner saw delivered is ordered before what follows the wait",
+          "[race]") {
+  // Rank 0 puts into rank 1's bytes (tick 1 at the put), never quiets.
+  // Rank 1's wait (tick 3 of rank 1) saw it; rank 2 writes after learning
+  // of that wait (its start clock has rank 1's tick 3), or before (2).
+  auto put = rec(0, 0, 4, AccessMode::Write, {1, 0, 0}, 9, 1, 9, 10);
+  const auto after = rec(2, 0, 4, AccessMode::Write, {1, 3, 1}, 2, 1, 2, 11);
+  const auto before = rec(2, 0, 4, AccessMode::Write, {1, 2, 1}, 2, 1, 2, 12);
+  CHECK(races_of({put, after}) == Pairs{{10, 11}});
+  put.seen = true;
+  put.seen_by = Rank{1};
+  put.seen_tick = 3;
+  CHECK(races_of({put, after}).empty());
+  CHECK(races_of({after, put}).empty());
+  CHECK(races_of({put, before}) == Pairs{{10, 12}});
+}
+
 TEST_CASE("the same access repeated in one epoch is kept once and still races", "[race]") {
   std::uint64_t races = 0;
   ShadowMemory shadow([&](const AccessRecord&, const AccessRecord&) { ++races; });

@@ -30,6 +30,8 @@ enum class NoteKind : std::uint16_t {
   Access = 3,      // AccessNote: a data access starts
   Completion = 4,  // CompletionNote: accesses are complete
   LocalAccesses = 5,  // LocalAccessesNote: what the rank's loads and stores report
+  Ordered = 6,        // CompletionNote: accesses delivered before the rank's later writes
+  FlagObserved = 7,   // FlagObservedNote: a wait saw writes to the rank's memory delivered
 };
 
 struct NoteHeader {
@@ -108,6 +110,22 @@ struct CompletionNote {
   std::uint64_t pc;  // return address of the call that completes them, 0 if unknown
 };
 
+// Kind Ordered (a CompletionNote and its ids): the accesses with these ids,
+// not complete yet, are delivered to their memory before every write the
+// rank makes to the same rank's memory after this call (OpenSHMEM's
+// shmem_fence). So they are ordered before those writes, and a wait that
+// sees such a later write delivered sees them delivered too.
+
+// This clocked call (a wait on a flag) saw a write to these bytes of the
+// rank's own memory delivered. The writes to them whose writer's clock the
+// call's clock contains were delivered when it returned, and so was every
+// write of their writers to this rank that was Ordered before them.
+struct FlagObservedNote {
+  std::uint64_t space;
+  std::uint64_t offset;  // in bytes
+  std::uint64_t bytes;
+};
+
 // The rank's loads and stores of exposed memory are reported, as Access
 // notes of its model's load and store calls (vcx/local_access.h): sent once
 // when they start (flags kLocalAccessesStart), and whenever accesses went
@@ -119,6 +137,7 @@ struct LocalAccessesNote {
 
 static_assert(sizeof(NoteHeader) == 8);
 static_assert(sizeof(LocalAccessesNote) == 8);
+static_assert(sizeof(FlagObservedNote) == 24);
 static_assert(sizeof(RegionNote) == 40);
 static_assert(sizeof(RegionEndNote) == 8);
 static_assert(sizeof(AccessNote) == 64);

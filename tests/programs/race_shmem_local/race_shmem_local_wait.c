@@ -1,29 +1,27 @@
 /* Local loads and stores ordered through a flag. A PE that returns from
  * shmem_long_wait_until on a flag follows the write that stored the value
- * it found (shmem_long_p, shmem_long_atomic_set); what the writer did
- * before the flag write is ordered before the PE's accesses after the wait
- * only if it was complete before the flag write: a put by the writer's
- * shmem_quiet (shmem_fence only orders, it completes nothing), a local
- * load or store at once.
+ * it found (shmem_long_p, shmem_long_atomic_set), which was delivered then;
+ * what the writer did before the flag write is ordered before the PE's
+ * accesses after the wait if it was complete before the flag write (a put
+ * by the writer's shmem_quiet, a local load or store at once), or
+ * delivered before it (a put to the same PE followed by shmem_fence).
  *
  *   a  A's shmem_int_put into T's data, its p of T's flag, no shmem_quiet
  *      between; T waits for the flag and loads the data;
- *   b  A's shmem_int_p into T's data, shmem_fence, its p of T's flag; T
- *      waits and stores into the data (the analysis's rule today; by the
- *      standard's delivery order after shmem_fence they are ordered:
- *      docs/analyses.md, "Limits");
  *   c  A's put, shmem_quiet and p of T's flag; T loads the data before it
  *      waits;
  *   d  T's p of A's flag, then its store into the data; A waits for the
  *      flag and gets the data.
- * Unmarked controls: A's put, shmem_quiet, p of T's flag, T's wait and
+ * Unmarked controls: A's shmem_int_p into T's data, shmem_fence, its p of
+ * T's flag, T's wait and store into the data (the fence delivers the data
+ * before the flag); A's put, shmem_quiet, p of T's flag, T's wait and
  * load; T's store into the data, its p of A's flag, A's wait and get; A's
  * put_nbi, shmem_quiet, shmem_long_atomic_set of T's flag, T's wait
  * (SHMEM_CMP_GE) and its load and store.
  *
  * Flags (longs) are separate from the data (ints) and each pattern has its
  * own; both are on the symmetric heap. race_free_shmem_local_wait.c calls
- * shmem_quiet before the flag write (a), instead of shmem_fence (b), has T
+ * shmem_quiet before the flag write (a), has T
  * load the data after its wait (c) and store into it before its flag write
  * (d). PEs: A = 0 and T = 1; the data is at T, the flags at T (and at A in
  * d and its control); other PEs only call the barriers. */
@@ -69,15 +67,15 @@ int main(void) {
   }
   shmem_barrier_all();
 
-  /* b */
+  /* control: delivered before the flag */
   if (me == A) {
-    shmem_int_p(&data[2], 1, T); /* race: b */
+    shmem_int_p(&data[2], 1, T);
     shmem_fence();
     shmem_long_p(&flag[2], 1, T);
   }
   if (me == T) {
     shmem_long_wait_until(&flag[2], SHMEM_CMP_EQ, 1);
-    data[2] = 5; /* race: b */
+    data[2] = 5;
   }
   shmem_barrier_all();
 

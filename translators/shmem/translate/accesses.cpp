@@ -85,7 +85,7 @@ void ShmemTranslator::note_access(Call call, const DataEvent& e, CallProgram& ou
     a.offset = offset;
     a.bytes = bytes;
     out.add_note(NoteKind::Access, a);
-    if (!now) open_.push_back(OpenAccess{a.id, e.ctx});
+    if (!now) open_.push_back(OpenAccess{a.id, e.ctx, false});
   };
   // The local buffer of an _nbi call, read or written until the call
   // completes (blocking calls are done with it when they return).
@@ -100,7 +100,7 @@ void ShmemTranslator::note_access(Call call, const DataEvent& e, CallProgram& ou
     b.mode = k == DataKind::PutNbi ? AccessMode::Read : AccessMode::Write;
     if (b.bytes) {
       out.add_note(NoteKind::Access, b);
-      open_.push_back(OpenAccess{b.id, e.ctx});
+      open_.push_back(OpenAccess{b.id, e.ctx, false});
     }
   }
   if (e.stride == 1 || e.count <= 1) {
@@ -145,9 +145,29 @@ void ShmemTranslator::complete_accesses(std::uint64_t ctx, bool every_context, C
 void ShmemTranslator::note_completion(Call call, const CompletionEvent& e, CallProgram& out) {
   if (!notes_wanted()) return;
   const std::string_view n = kCallNames[static_cast<std::size_t>(call)];
-  // shmem_fence and shmem_ctx_fence order, they complete nothing.
-  if (n.find("quiet") == std::string_view::npos) return;
-  complete_accesses(e.ctx, false, out, e.pc);
+  if (n.find("quiet") != std::string_view::npos) {
+    complete_accesses(e.ctx, false, out, e.pc);
+    return;
+  }
+  // shmem_fence and shmem_ctx_fence complete nothing: the context's
+  // accesses in flight are delivered before its later ones to the same PE.
+  ordered_.clear();
+  for (OpenAccess& a : open_)
+    if (a.ctx == e.ctx && !a.ordered) {
+      a.ordered = true;
+      ordered_.push_back(a.id);
+    }
+  if (!ordered_.empty())
+    out.add_note(NoteKind::Ordered,
+                 CompletionNote{static_cast<std::uint32_t>(ordered_.size()), 0, e.pc}, ordered_);
+}
+
+// A wait returned on a flag of this PE: the write it saw was delivered.
+void ShmemTranslator::note_flag_observed(const FlagWaitEvent& e, CallProgram& out) {
+  if (!notes_wanted()) return;
+  out.add_note(NoteKind::FlagObserved,
+               FlagObservedNote{space_of(e.addr, static_cast<std::int32_t>(self_.value)),
+                                e.addr.offset, e.width});
 }
 
 }  // namespace vcx::shmem

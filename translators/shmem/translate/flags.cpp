@@ -120,6 +120,7 @@ void ShmemTranslator::on_flag_wait(Call call, const FlagWaitEvent& e, CallProgra
   op.queue = QueueId{flag_id(e.addr), e.value & mask_of(e.width)};
   op.flags = flag_bits(kFlagPending, e.width, e.is_signed != 0);
   out.push(op);
+  note_flag_observed(e, out);
   (void)call;
 }
 

@@ -66,6 +66,7 @@ class ShmemTranslator final : public Translator, public Plugin {
                          std::uint64_t pc = 0);
   void note_completion(Call call, const CompletionEvent& e, CallProgram& out);
   void note_local_accesses(const EventHeader& ev, CallProgram& out);
+  void note_flag_observed(const FlagWaitEvent& e, CallProgram& out);
   // Collectives that include a shmem_barrier_all or shmem_barrier (the
   // barriers, the symmetric heap calls) complete this PE's data calls.
   bool completes_data(Call call) const;
@@ -87,8 +88,10 @@ class ShmemTranslator final : public Translator, public Plugin {
   struct OpenAccess {
     std::uint64_t id;
     std::uint64_t ctx;
+    bool ordered = false;  // an Ordered note named it already
   };
   std::vector<OpenAccess> open_;
+  std::vector<std::uint64_t> ordered_;  // scratch of note_completion
   std::uint64_t next_access_id_ = 0;
   int notes_wanted_ = -1;
 };
