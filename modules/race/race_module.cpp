@@ -109,20 +109,15 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
           if (a.flags & kAccessCompleteNow) complete(a.id, b.completion_tick(), b.call, a.pc);
           break;
         }
-        case NoteKind::Ordered: {
-          CompletionNote c;
-          if (!read_note(p, &c)) break;
-          for (std::uint32_t i = 0; i < c.count; ++i) {
-            std::uint64_t id = 0;
-            if (!read_note(p, &id, sizeof c + i * sizeof id)) break;
+        case NoteKind::Ordered:
+          for_each_id(p, [&](const CompletionNote&, std::uint64_t id) {
             auto it = open_.find(id);
             if (it != open_.end() && it->second.ordered_seq == 0) {
               it->second.ordered_seq = seq_;
               it->second.ordered_tick = b.clock[self_.value];
             }
-          }
+          });
           break;
-        }
         case NoteKind::FlagObserved: {
           FlagObservedNote f;
           if (read_note(p, &f)) observe(f, b);
@@ -135,16 +130,11 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
           if (n.flags & kLocalAccessesOverflow) ++local_overflows_;
           break;
         }
-        case NoteKind::Completion: {
-          CompletionNote c;
-          if (!read_note(p, &c)) break;
-          for (std::uint32_t i = 0; i < c.count; ++i) {
-            std::uint64_t id = 0;
-            if (!read_note(p, &id, sizeof c + i * sizeof id)) break;
+        case NoteKind::Completion:
+          for_each_id(p, [&](const CompletionNote& c, std::uint64_t id) {
             complete(id, b.completion_tick(), b.call, c.pc);
-          }
+          });
           break;
-        }
       }
     });
     analysed_tick_ = std::max(analysed_tick_, own_tick());
@@ -408,6 +398,18 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
       return;
     }
     check(std::move(r), h.offset, h.byte_offset, h.bytes, h.flags);
+  }
+
+  // f(note, id) for each access id a CompletionNote-shaped note names.
+  template <class F>
+  static void for_each_id(std::span<const std::uint8_t> p, F&& f) {
+    CompletionNote c;
+    if (!read_note(p, &c)) return;
+    for (std::uint32_t i = 0; i < c.count; ++i) {
+      std::uint64_t id = 0;
+      if (!read_note(p, &id, sizeof c + i * sizeof id)) return;
+      f(c, id);
+    }
   }
 
   ClockValue own_tick() const { return clock_.empty() ? 0 : clock_[self_.value]; }
