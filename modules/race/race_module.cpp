@@ -343,9 +343,16 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
   void collect() {
     own_frontier(own_.clock, own_.seq);
     own_.valid = true;
+    bool all_known = true;
     for (std::uint32_t q = 0; q < world_; ++q)
-      if (q != self_.value && !known_[q].valid) return;  // that rank may still do anything
+      if (q != self_.value && !known_[q].valid) all_known = false;  // it may still do anything
+    const std::uint64_t local = local_space();
     shadow_.collect([&](const AccessRecord& x) {
+      // Memory no other rank reaches (buffers of this rank's operations):
+      // only this rank's later accesses could race with it, and they come
+      // after it in program order once it is complete.
+      if (x.space == local) return own_.seq > x.done_seq;
+      if (!all_known) return false;
       for (std::uint32_t q = 0; q < world_; ++q) {
         const Known& k = q == self_.value ? own_ : known_[q];
         const bool after = q == x.rank.value ? k.seq > x.done_seq : k.clock[x.rank.value] >= x.done;
