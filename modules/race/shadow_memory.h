@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -29,18 +30,16 @@ class ShadowMemory {
   // caller decides, from what it knows of the ranks' future accesses).
   template <class Droppable>
   void collect(Droppable&& droppable) {
-    for (auto& [id, space] : spaces_) {
-      const std::size_t before = space.records.size();
-      std::erase_if(space.records, droppable);
-      stored_ -= before - space.records.size();
-    }
+    for (auto& [id, space] : spaces_)
+      stored_ -= std::erase_if(space.records,
+                               [&](const auto& entry) { return droppable(entry.second); });
   }
 
   // Lets `f` change what is known of each kept access (not its bytes).
   template <class F>
   void update(F&& f) {
     for (auto& [id, space] : spaces_)
-      for (AccessRecord& r : space.records) f(r);
+      for (auto& [lo, r] : space.records) f(r);
   }
 
   std::size_t stored() const { return stored_; }
@@ -49,10 +48,11 @@ class ShadowMemory {
 
  private:
   OnRace on_race_;
-  // Per space, kept sorted by lo: a new access compares with those whose
-  // range can overlap its own, which start at most `longest` bytes before.
+  // Per space, by lo: a new access compares with those whose range can
+  // overlap its own, which start at most `longest` bytes before. A tree, so
+  // that keeping one more costs no move of the others.
   struct Space {
-    std::vector<AccessRecord> records;
+    std::multimap<std::uint64_t, AccessRecord> records;
     std::uint64_t longest = 0;
   };
   std::unordered_map<std::uint64_t, Space> spaces_;
