@@ -19,7 +19,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include "runtime.h"
+
 namespace {
+
+using vcx::mpi_intercept::is_fortran_library;
 
 #if defined(__x86_64__)
 constexpr std::uint32_t kJumpSlot = R_X86_64_JUMP_SLOT;
@@ -34,14 +38,6 @@ constexpr std::uint32_t kJumpSlot = 0;
 constexpr std::uint32_t kGlobDat = 0;
 constexpr bool kSupported = false;
 #endif
-
-// MPICH's Fortran library: libmpifort upstream, libmpichfort on Debian.
-bool is_fortran_library(const char* path) {
-  const char* base = std::strrchr(path, '/');
-  base = base ? base + 1 : path;
-  return std::strncmp(base, "libmpichfort.so", 15) == 0 ||
-         std::strncmp(base, "libmpifort.so", 13) == 0;
-}
 
 struct Self {
   void* handle = nullptr;

@@ -71,11 +71,7 @@ const FortranCode& fortran_code() {
     dl_iterate_phdr(
         [](dl_phdr_info* lib, std::size_t, void* data) {
           auto* out = static_cast<FortranCode*>(data);
-          const char* name = lib->dlpi_name ? std::strrchr(lib->dlpi_name, '/') : nullptr;
-          name = name ? name + 1 : lib->dlpi_name;
-          if (!name || (std::strncmp(name, "libmpichfort.so", 15) != 0 &&
-                        std::strncmp(name, "libmpifort.so", 13) != 0))
-            return 0;
+          if (!lib->dlpi_name || !is_fortran_library(lib->dlpi_name)) return 0;
           for (int i = 0; i < lib->dlpi_phnum && out->count < 8; ++i) {
             const ElfW(Phdr)& ph = lib->dlpi_phdr[i];
             if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
@@ -108,6 +104,13 @@ bool in_interceptor(std::uintptr_t pc) {
 }
 
 }  // namespace
+
+bool is_fortran_library(const char* path) {
+  const char* base = std::strrchr(path, '/');
+  base = base ? base + 1 : path;
+  return std::strncmp(base, "libmpichfort.so", 15) == 0 ||
+         std::strncmp(base, "libmpifort.so", 13) == 0;
+}
 
 void* application_pc(void* ra) {
   const auto pc = reinterpret_cast<std::uintptr_t>(ra);

@@ -211,6 +211,9 @@ class Runtime {
 
 Runtime& runtime();
 
+// MPICH's Fortran library: libmpifort upstream, libmpichfort on Debian.
+bool is_fortran_library(const char* path);
+
 // The application's return address for a call that entered a wrapper with
 // return address `ra`: `ra` itself, unless the call came through MPICH's
 // Fortran bindings (libmpichfort), whose caller is then found by unwinding.
