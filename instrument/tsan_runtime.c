@@ -112,8 +112,9 @@ VCX_EXPORT void __tsan_write_range(void* p, uintptr_t size) {
   if (size) on_access((uintptr_t)p, size, 1, VCX_PC());
 }
 
-/* Clang turns memory intrinsics into these; GCC leaves them to libc, where
- * they are not seen (docs/analyses.md, "Limits"). */
+/* Newer Clang turns memory intrinsics into these; GCC and Clang 14 leave
+ * them to the C library, where they are not seen (docs/analyses.md,
+ * "Limits"). */
 VCX_EXPORT void* __tsan_memcpy(void* dst, const void* src, uintptr_t size) {
   if (size) {
     on_access((uintptr_t)src, size, 0, VCX_PC());
