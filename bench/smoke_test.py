@@ -14,7 +14,8 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-RAW_FIELDS = ["benchmark", "param", "metric", "unit", "ranks", "mode", "repeat", "value", "wall_s"]
+RAW_FIELDS = ["benchmark", "param", "metric", "unit", "ranks", "mode", "repeat", "value", "wall_s",
+              "drain_s", "tool_cpu_s", "backlog"]
 
 
 def check(cond, what):
@@ -28,7 +29,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="vcx-bench-smoke-") as out:
         plot = os.path.join(out, "plot.svg")
         cmd = [sys.executable, run, "--quick", "--build", build, "--ranks", "2", "--repeats", "1",
-               "--only", "pingpong,stencil", "--out", out, "--plot", plot, "--timeout", "100"]
+               "--only", "pingpong,stencil", "--out", out, "--plot", plot, "--timeout", "100",
+               "--no-waits"]
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            timeout=110)
         sys.stdout.write(p.stdout)
@@ -45,6 +47,10 @@ def main():
             value = float(r["value"])
             check(math.isfinite(value) and value > 0, f"raw.csv has a bad value: {r}")
             check(r["ranks"] == "2", f"raw.csv has a run with {r['ranks']} ranks")
+            # vcx-run -v says how long its tools ran on and their backlog.
+            if r["mode"].startswith("vcx-"):
+                check(r["backlog"] != "" and float(r["drain_s"]) >= 0,
+                      f"raw.csv has no tool statistics for a vcx run: {r}")
             seen.add((r["benchmark"], r["mode"]))
         for bench in ("pingpong", "stencil"):
             for mode in ("native-shared", "vcx-shared"):

@@ -677,6 +677,7 @@ const PluginDescriptor kDescriptor = {
     "data races between one-sided accesses (MPI RMA, OpenSHMEM), reported with both source lines",
     kOptions,
     &create,
+    0,  // needs nothing of the run (no stalls)
 };
 
 }  // namespace

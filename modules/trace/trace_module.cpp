@@ -114,6 +114,7 @@ const PluginDescriptor kDescriptor = {
     "writes every clocked call with its vector clock to a per-rank binary trace",
     kOptions,
     &create,
+    0,  // needs nothing of the run (no stalls)
 };
 
 }  // namespace

@@ -26,6 +26,7 @@ const vcx::PluginDescriptor kDescriptor{
     "generic signal/wait vector clock exchange (point-to-point, collectives, acknowledgements)",
     kOptions,
     &create,
+    0,  // needs nothing of the run (no stalls)
 };
 
 }  // namespace

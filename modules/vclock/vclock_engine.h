@@ -62,6 +62,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   void enqueue(const CallProgram& program, bool needs_reply) override;
   void run() override;
   bool idle() const override { return programs_.empty(); }
+  std::size_t backlog() const override { return programs_.size(); }
   bool must_not_stall() const override;
   std::string blocked_on() const override;
   std::uint64_t replies_allowed_through() const override;

@@ -100,8 +100,7 @@ def main(argv=None) -> int:
                "--vcx-trace", os.path.join(bin_dir, "vcx-trace"),
                "--mpiexec", mpiexec, *native, "--program", runner, "-n", str(n),
                "--timeout", str(args.timeout)]
-        if mode == "nostall":
-            cmd.append("--no-stall")
+        cmd += ["--stall", "never" if mode == "nostall" else "waits"]
         if args.race:
             # Random programs synchronise their one-sided calls: no race.
             cmd += ["--vcx-arg=--analysis", "--vcx-arg=race"]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A Coarray Fortran program (OpenCoarrays over MPICH) runs unchanged under
 vcx-run: built with caf.mpich, run with 3 images natively and under vcx-run
-(stalling at waits, and with --no-stall); each run must end with status 0
+(--stall waits and --stall never); each run must end with status 0
 and print image 1's lines with the values the puts carried, the same as the
 native run, and vcx must have analysed the MPI calls OpenCoarrays makes.
 
@@ -43,8 +43,8 @@ def main() -> int:
             return 1
         runs = {
             "native": [args.mpiexec, "-n", str(args.n), exe],
-            "stall": [args.vcx_run, "-v", "-n", str(args.n), exe],
-            "nostall": [args.vcx_run, "-v", "--no-stall", "-n", str(args.n), exe],
+            "stall": [args.vcx_run, "-v", "--stall", "waits", "-n", str(args.n), exe],
+            "nostall": [args.vcx_run, "-v", "--stall", "never", "-n", str(args.n), exe],
         }
         for mode, argv in runs.items():
             try:

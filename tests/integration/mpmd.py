@@ -46,7 +46,7 @@ def main() -> int:
     failures = []
     with tempfile.TemporaryDirectory(prefix="vcx-mpmd-") as work:
         trace = f"{work}/trace"
-        for mode, extra in (("stall", []), ("nostall", ["--no-stall"])):
+        for mode, extra in (("stall", ["--stall", "waits"]), ("nostall", ["--no-stall"])):
             try:
                 code, out, err = run([args.vcx_run, "-v", "--trace", trace] + extra + programs,
                                      args.timeout)

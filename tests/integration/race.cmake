@@ -2,8 +2,8 @@
 # tests/programs/race: each program's reported races must be exactly those
 # marked in its source (race_case.py describes the marks and the steps).
 #
-#   race.<name>.n2, race.<name>.n3     default mode
-#   race.<name>.n3.nostall             vcx-run --no-stall
+#   race.<name>.n2, race.<name>.n3     default mode (--stall never)
+#   race.<name>.n3.stall               vcx-run --stall waits
 #   race.<name>.n3.chaos               racy programs, with tool-to-tool
 #                                      messages delayed (VCX_CHAOS_DELAY_US,
 #                                      VCX_CHAOS_SEED, as chaos.cmake)
@@ -42,7 +42,7 @@ foreach(name IN LISTS VCX_RACE_PROGRAMS)
     list(APPEND common --local-accesses)
   endif()
 
-  set(cases n2 n3 n3.nostall)
+  set(cases n2 n3 n3.stall)
   if(marks)
     list(APPEND cases n3.chaos)
   endif()
@@ -53,8 +53,8 @@ foreach(name IN LISTS VCX_RACE_PROGRAMS)
     string(REGEX MATCH "^n([0-9]+)" _ ${case})
     set(n ${CMAKE_MATCH_1})
     set(extra)
-    if(case MATCHES "nostall")
-      set(extra --no-stall)
+    if(case MATCHES "stall")
+      set(extra --stall waits)
     elseif(case MATCHES "chaos")
       set(extra --chaos-delay-us ${VCX_RACE_CHAOS_DELAY_US}
                 --chaos-seed ${VCX_RACE_CHAOS_SEED})
@@ -73,8 +73,8 @@ endforeach()
 # Open MPI's OpenSHMEM only): natively under oshrun (race_case.py
 # --oshrun), under vcx-run as the MPI programs.
 #
-#   race.shmem_<name>.n2, race.shmem_<name>.n3     default mode
-#   race.shmem_<name>.n3.nostall                   vcx-run --no-stall
+#   race.shmem_<name>.n2, race.shmem_<name>.n3     default mode (--stall never)
+#   race.shmem_<name>.n3.stall                     vcx-run --stall waits
 #   race.shmem_<name>.n3.chaos                     racy programs, chaos delays
 #
 # <name> is <family> for race_shmem_<family>.c and free_<family> for its
@@ -100,7 +100,7 @@ if(VCX_HAVE_SHMEM)
       list(APPEND common --local-accesses)
     endif()
 
-    set(cases n2 n3 n3.nostall)
+    set(cases n2 n3 n3.stall)
     if(marks)
       list(APPEND cases n3.chaos)
     endif()
@@ -108,8 +108,8 @@ if(VCX_HAVE_SHMEM)
       string(REGEX MATCH "^n([0-9]+)" _ ${case})
       set(n ${CMAKE_MATCH_1})
       set(extra)
-      if(case MATCHES "nostall")
-        set(extra --no-stall)
+      if(case MATCHES "stall")
+        set(extra --stall waits)
       elseif(case MATCHES "chaos")
         set(extra --chaos-delay-us ${VCX_RACE_CHAOS_DELAY_US}
                   --chaos-seed ${VCX_RACE_CHAOS_SEED})

@@ -6,7 +6,7 @@ into its source.
 
   race_case.py --vcx-run PATH (--mpiexec PATH | --oshrun PATH) --program PATH
                --source PATH -n N
-               [--no-stall] [--chaos-delay-us D --chaos-seed S]
+               [--stall waits|never] [--chaos-delay-us D --chaos-seed S]
                [--expect-exit-code-with K] [--local-accesses] [--timeout S] [--keep]
   race_case.py --list-expected --source PATH [--source PATH]...
 
@@ -33,7 +33,7 @@ killed):
   1. native run: mpiexec -n N program must exit 0; with --oshrun (an
      OpenSHMEM program) oshrun instead, with what this platform needs, as
      run_case.py runs OpenSHMEM programs natively;
-  2. tool run: vcx-run --analysis race --report OUT.json [--no-stall] -n N
+  2. tool run: vcx-run --analysis race --report OUT.json [--stall M] -n N
      -- program must exit 0 (the program's own status; vcx-run tells an
      OpenSHMEM program by itself); with
      --chaos-delay-us D it runs with VCX_CHAOS_DELAY_US=D and
@@ -271,8 +271,8 @@ def run_step(name, argv, work, timeout, env_extra=None) -> Step:
 
 def vcx_command(args, report, extra=()) -> list:
     cmd = [args.vcx_run, "--analysis", "race", "--report", report]
-    if args.no_stall:
-        cmd.append("--no-stall")
+    if args.stall:
+        cmd += ["--stall", args.stall]
     cmd += list(extra)
     return cmd + ["-n", str(args.n), "--", args.program]
 
@@ -335,7 +335,8 @@ def parse(argv):
                     help="the program's source, with its race marks (several with "
                          "--list-expected)")
     ap.add_argument("-n", type=int)
-    ap.add_argument("--no-stall", action="store_true", help="run vcx-run with --no-stall")
+    ap.add_argument("--stall", choices=["waits", "never"],
+                    help="run vcx-run with --stall (default: vcx-run's own default)")
     ap.add_argument("--chaos-delay-us", type=int, metavar="D",
                     help="VCX_CHAOS_DELAY_US for the tool run")
     ap.add_argument("--chaos-seed", type=int, metavar="S", help="VCX_CHAOS_SEED (default 1)")
@@ -392,8 +393,8 @@ def main(argv=None) -> int:
         return list_expected(args.source)
     name = os.path.basename(args.program)
     label = f"{name} -n {args.n}"
-    if args.no_stall:
-        label += " --no-stall"
+    if args.stall:
+        label += " --stall " + args.stall
     if args.chaos_delay_us is not None:
         label += f" (chaos {args.chaos_delay_us} us, seed {args.chaos_seed})"
     if args.expect_exit_code_with is not None:

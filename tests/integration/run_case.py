@@ -2,7 +2,7 @@
 """One integration case: a test program natively and under vcx-run.
 
   run_case.py --vcx-run PATH --vcx-trace PATH --mpiexec PATH [--oshrun PATH]
-              --program PATH -n N [--no-stall] [--transport tcp|shm|mpi] [--channel shm|tcp] [--vcx-arg ARG]...
+              --program PATH -n N [--stall waits|never] [--transport tcp|shm|mpi] [--channel shm|tcp] [--vcx-arg ARG]...
               [--expect-stderr TEXT] [--timeout S] [--keep]
               [-- program args]
   run_case.py --self-check-only --mpiexec PATH --program PATH -n N [...]
@@ -11,7 +11,7 @@ Steps (each under --timeout; on timeout the whole process tree is killed):
   1. native run: mpiexec -n N program (an OpenSHMEM program: oshrun, with
      --oshrun), ground truth logged to a temp dir;
      the oracle must evaluate that ground truth without errors;
-  2. tool run: vcx-run -n N --trace DIR [--no-stall] -- program, ground truth
+  2. tool run: vcx-run -n N --trace DIR [--stall M] -- program, ground truth
      logged to another temp dir; with --transport (--channel), vcx-run gets
      it too and every tool's statistics must name that transport (channel);
      with --expect-stderr its stderr must contain TEXT;
@@ -208,8 +208,8 @@ def run_case(args, work) -> None:
     os.mkdir(tool_gt)
     os.mkdir(trace_dir)
     cmd = [args.vcx_run, "-n", n, "--trace", trace_dir]
-    if args.no_stall:
-        cmd.append("--no-stall")
+    if args.stall:
+        cmd += ["--stall", args.stall]
     cmd += args.vcx_arg
     expected = {}
     if args.transport:
@@ -372,7 +372,8 @@ def parse(argv):
                     "OpenSHMEM program")
     ap.add_argument("--program", required=True)
     ap.add_argument("-n", type=int, required=True)
-    ap.add_argument("--no-stall", action="store_true", help="run vcx-run with --no-stall")
+    ap.add_argument("--stall", choices=["waits", "never"],
+                    help="run vcx-run with --stall (default: vcx-run's own default)")
     ap.add_argument("--transport", choices=["tcp", "shm", "mpi"],
                     help="run vcx-run with --transport and check that the tools used it")
     ap.add_argument("--channel", choices=["shm", "tcp"],
@@ -412,7 +413,7 @@ def main(argv=None) -> int:
         run_case(args, work)
     except CaseFailure as e:
         print(f"[run_case] FAILED: {name} -n {args.n}"
-              f"{' --no-stall' if args.no_stall else ''}"
+              f"{' --stall ' + args.stall if args.stall else ''}"
               f"{' --transport ' + args.transport if args.transport else ''}"
               f"{' --channel ' + args.channel if args.channel else ''}\n{e}", flush=True)
         print(f"[run_case] kept {work} (native-gt/, tool-gt/, trace/, trace.jsonl, "

@@ -34,7 +34,7 @@
  * return without waiting for another process (initiations, a completion of
  * a request MPI already reported complete, Test calls), except the blocking
  * MPI_Allreduce, which waits only for the other main threads, which get
- * `order` in turn. Under vcx without --no-stall the interceptor may still
+ * `order` in turn. Under vcx with --stall waits the interceptor may still
  * hold such a call until its tool has merged the clock; everything that
  * merge needs is in the channels already (a completion at MPI level means
  * the partner's initiation returned, and initiations enter the channel

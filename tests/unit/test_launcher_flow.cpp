@@ -330,7 +330,7 @@ TEST_CASE("launcher flow: tracing and module options reach the tools", "[launche
   const std::string args = f.file("args-1");
   CHECK(contains(args, "--modules\nvclock,trace,race\n"));
   CHECK(contains(args, "--option\ntrace.dir=" + trace + "\n"));
-  CHECK(contains(args, "--no-stall\n"));
+  CHECK(contains(args, "--stall\nnever\n"));  // --no-stall is --stall never
   CHECK(contains(args, "--no-shmem-flags\n"));
 }
 

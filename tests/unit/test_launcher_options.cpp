@@ -20,7 +20,7 @@ TEST_CASE("launcher options: the program and its arguments", "[launcher]") {
   CHECK(r.options.program == "./app");
   CHECK(r.options.program_args == std::vector<std::string>{"a", "b"});
   CHECK_FALSE(r.options.trace_dir);
-  CHECK_FALSE(r.options.no_stall);
+  CHECK(r.options.stall.empty());  // the tools choose
   CHECK_FALSE(r.options.verbose);
   CHECK_FALSE(r.options.keep_session);
 }
@@ -64,11 +64,24 @@ TEST_CASE("launcher options: all flags", "[launcher]") {
   CHECK(r.options.nprocs == 2);
   CHECK(r.options.verbose);
   CHECK(r.options.trace_dir == std::optional<std::string>("out"));
-  CHECK(r.options.no_stall);
+  CHECK(r.options.stall == "never");
   CHECK(r.options.keep_session);
   CHECK(r.options.extra_modules == std::vector<std::string>{"race", "matches", "extra"});
   CHECK(module_list(r.options) ==
         std::vector<std::string>{"vclock", "trace", "race", "matches", "extra"});
+}
+
+TEST_CASE("launcher options: --stall and its old spelling --no-stall", "[launcher]") {
+  CHECK(parse({"--stall", "waits", "app"}).options.stall == "waits");
+  CHECK(parse({"--stall=never", "app"}).options.stall == "never");
+  CHECK(parse({"--no-stall", "app"}).options.stall == "never");
+  CHECK(parse({"--no-stall", "--stall", "never", "app"}).options.stall == "never");
+  CHECK_THAT(parse({"--stall", "sometimes", "app"}).error,
+             Catch::Contains("--stall") && Catch::Contains("waits"));
+  CHECK_THAT(parse({"--no-stall", "--stall", "waits", "app"}).error,
+             Catch::Contains("contradict"));
+  CHECK(parse({"--tool-backlog", "100", "app"}).options.tool_backlog == 100u);
+  CHECK_THAT(parse({"--tool-backlog", "0", "app"}).error, Catch::Contains("at least 1"));
 }
 
 TEST_CASE("launcher options: module list", "[launcher]") {

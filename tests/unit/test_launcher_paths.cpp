@@ -298,12 +298,13 @@ TEST_CASE("launcher commands: the two jobs", "[launcher]") {
 
   plan.trace_dir = "/abs/trace";
   plan.options.trace_dir = "trace";
-  plan.options.no_stall = true;
+  plan.options.stall = "waits";
   plan.options.extra_modules = {"race"};
   tool = tool_command(plan, "/tmp/vcx-abc");
   CHECK(contains(tool, "vclock,trace,race"));
   CHECK(contains(tool, "trace.dir=/abs/trace"));
-  CHECK(tool.back() == "--no-stall");
+  CHECK(std::vector<std::string>(tool.end() - 2, tool.end()) ==
+        std::vector<std::string>{"--stall", "waits"});
 
   const std::string preload = preload_value(plan.paths.interceptor, std::string("/other.so"));
   CHECK(preload == "/p/lib/vcx/libvcx-mpi-intercept.so:/other.so");

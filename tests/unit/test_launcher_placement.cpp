@@ -191,7 +191,7 @@ TEST_CASE("launcher settings: command line over environment over config file", "
   CHECK(f.options.nprocs == 3);
   CHECK(f.options.placement == "shared");
   CHECK(f.options.channel == "tcp");
-  CHECK(f.options.no_stall);
+  CHECK(f.options.stall == "never");
   CHECK(f.options.extra_modules == std::vector<std::string>{"a", "b"});
   // A relative host file is taken from the config file's directory.
   CHECK(f.options.hostfile == (dir.path / "hosts.txt").string());
@@ -206,12 +206,19 @@ TEST_CASE("launcher settings: command line over environment over config file", "
   CHECK(e.options.channel == "shm");
   CHECK(e.options.transport == "mpi");
   CHECK(e.options.placement == "shared");
-  CHECK(e.options.no_stall);
+  CHECK(e.options.stall == "never");
+  // --stall from the environment or the command line wins over the file's
+  // --no-stall.
+  CHECK(parse_command_line({"--config", cfg, "./app"}, Environment({"VCX_STALL=waits"}))
+            .options.stall == "waits");
+  CHECK(parse_command_line({"--config", cfg, "--stall", "waits", "./app"}).options.stall ==
+        "waits");
 
   // Boolean variables.
-  CHECK(parse_command_line({"-n", "1", "p"}, Environment({"VCX_NO_STALL=1"})).options.no_stall);
-  CHECK_FALSE(
-      parse_command_line({"-n", "1", "p"}, Environment({"VCX_NO_STALL=0"})).options.no_stall);
+  CHECK(parse_command_line({"-n", "1", "p"}, Environment({"VCX_NO_STALL=1"})).options.stall ==
+        "never");
+  CHECK(parse_command_line({"-n", "1", "p"}, Environment({"VCX_NO_STALL=0"}))
+            .options.stall.empty());
   CHECK_THAT(parse_command_line({"-n", "1", "p"}, Environment({"VCX_NO_STALL=maybe"})).error,
              Catch::Contains("VCX_NO_STALL must be 1 or 0"));
 

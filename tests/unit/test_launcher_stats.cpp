@@ -135,7 +135,7 @@ TEST_CASE("launcher stats: reading a session directory", "[launcher]") {
 TEST_CASE("launcher stats: summary of a clean run", "[launcher]") {
   StatsReport report;
   for (int r = 0; r < 4; ++r)
-    report.ranks.push_back({r, 100, 10, 300'000, 0, "finalized", 2048u * (r + 1), false, ""});
+    report.ranks.push_back({r, 100, 10, 300'000, 0, "finalized", 2048u * (r + 1), false, "", 0, "", 0});
   CHECK_FALSE(has_rank_trouble(report));
   CHECK(summary_lines(report, 4, std::nullopt) ==
         std::vector<std::string>{"4 ranks, 400 events, 40 clocked calls, stall 1.2 ms total",
@@ -143,14 +143,14 @@ TEST_CASE("launcher stats: summary of a clean run", "[launcher]") {
                                  "tool memory 8.0 MiB at most (rank 3), 20 MiB in all"});
   // One of each, in the singular.
   StatsReport one;
-  one.ranks.push_back({0, 1, 1, 0, 0, "finalized", 1024u, false, ""});
+  one.ranks.push_back({0, 1, 1, 0, 0, "finalized", 1024u, false, "", 0, "", 0});
   CHECK(summary_lines(one, 1, std::nullopt)[0] ==
         "1 rank, 1 event, 1 clocked call, stall 0.0 ms total");
   // Beyond 8 ranks, the spread.
   StatsReport many;
   for (int r = 0; r < 9; ++r)
     many.ranks.push_back({r, 1, 1, static_cast<std::uint64_t>((9 - r) * 1'000'000), 0,
-                          "finalized", 1024, false, ""});
+                          "finalized", 1024, false, "", 0, "", 0});
   CHECK(summary_lines(many, 9, std::nullopt).back() ==
         "stall per rank: min 1.0 ms (rank 8), median 5.0 ms, max 9.0 ms (rank 0); "
         "tool memory 1.0 MiB at most (rank 0), 9.0 MiB in all");
@@ -163,6 +163,28 @@ TEST_CASE("launcher stats: summary of a clean run", "[launcher]") {
   CHECK(summary_lines(StatsReport{}, 2, std::nullopt) ==
         std::vector<std::string>{"2 ranks, no statistics from the tool job"});
   CHECK(read_stats("/nonexistent-dir").ranks.empty());
+}
+
+TEST_CASE("launcher stats: how far the tools lagged", "[launcher]") {
+  TempDir t;
+  t.file("stats-0.json",
+         R"({"rank":0,"events":10,"clocked_calls":5,"stall_ns":0,"backpressure_ns":0,)"
+         R"("peak_backlog":7,"stall":"never","app":"finalized"})");
+  t.file("stats-1.json",
+         R"({"rank":1,"events":10,"clocked_calls":5,"stall_ns":0,"backpressure_ns":0,)"
+         R"("peak_backlog":1234,"stall":"never","cpu_ns":1500000000,"app":"finalized"})");
+  StatsReport report = read_stats(t.path);
+  REQUIRE(report.ranks.size() == 2);
+  CHECK(report.ranks[1].peak_backlog == 1234);
+  CHECK(report.ranks[1].stall == "never");
+  report.tools_after_app_ns = 350'000'000;
+  CHECK(summary_lines(report, 2, std::nullopt).back() ==
+        "tools (--stall never): done 350.0 ms after the application, CPU 1.50 s in all, "
+        "backlog at most 1234 calls (rank 1)");
+  report.tools_after_app_ns.reset();
+  report.ranks[1].cpu_ns = 0;
+  CHECK(summary_lines(report, 2, std::nullopt).back() ==
+        "tools (--stall never): backlog at most 1234 calls (rank 1)");
 }
 
 TEST_CASE("launcher stats: how ranks ended", "[launcher]") {

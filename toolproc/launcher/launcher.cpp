@@ -254,12 +254,14 @@ class Supervisor {
         reclaim_terminal(terminal_, app_.pid());
         terminal_ = -1;
         tool_stop_at = now + plan_.timeouts.stop;
+        app_ended_at_ = now;
         mark_app_exited(*app_.status());
         if (plan_.options.verbose)
           say("the application job ended (" + app_.status()->describe() + ")");
       }
       if (!tool_done && tool_.poll()) {
         tool_done = true;
+        tool_ended_at_ = now;
         tool_ended(app_done, tool_term_sent);
       }
       if (app_done && tool_done) {
@@ -445,7 +447,12 @@ class Supervisor {
     if (interrupted_ != 0 && app_.started() && app_.group_alive()) app_.signal_group(SIGKILL);
 
     if (app_.started()) code = report_analyses(code);
-    const StatsReport stats = read_stats(session_.dir());
+    StatsReport stats = read_stats(session_.dir());
+    if (app_ended_at_ && tool_ended_at_)
+      stats.tools_after_app_ns = static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(
+              std::max(*tool_ended_at_ - *app_ended_at_, Clock::duration::zero()))
+              .count());
     const bool trouble = code != 0 || tool_failed_ || interrupted_ != 0 || has_rank_trouble(stats);
     if (plan_.options.verbose || trouble) {
       if (interrupted_ != 0) say("interrupted by " + signal_name(interrupted_));
@@ -502,6 +509,8 @@ class Supervisor {
   std::uint64_t progress_last_events_ = 0;
   double progress_last_time_ = 0;
   bool tool_failed_ = false;
+  // When supervise() saw each job end: the tools' lag at the end of the run.
+  std::optional<Clock::time_point> app_ended_at_, tool_ended_at_;
 };
 
 }  // namespace
@@ -559,7 +568,9 @@ std::vector<std::string> tool_command(const Plan& plan, const std::string& sessi
     append(cmd, {"--option", "race.dir=" + session_dir + "/race"});
   if (const auto& mib = plan.options.clock_diff_mib)
     append(cmd, {"--option", "vclock.diff-bytes=" + std::to_string(*mib << 20)});
-  if (plan.options.no_stall) cmd.push_back("--no-stall");
+  if (!plan.options.stall.empty()) append(cmd, {"--stall", plan.options.stall});
+  if (const auto& n = plan.options.tool_backlog)
+    append(cmd, {"--max-backlog", std::to_string(*n)});
   if (plan.options.shmem_flags == "off") cmd.push_back("--no-shmem-flags");
   if (tools_share_app_cores(plan.placement)) cmd.push_back("--shared-core");
   if (plan.options.app_yield != "auto") append(cmd, {"--app-yield", plan.options.app_yield});

@@ -43,8 +43,16 @@ po::options_description settings_table() {
     ("trace", po::value<std::string>()->value_name("DIR"),
      "record every clocked call with its vector clock in DIR (created if missing); "
      "read it with 'vcx-trace export DIR'")
-    ("no-stall", po::bool_switch(),
-     "offline mode: never stall the application; the tools catch up and compute the same clocks")
+    ("stall", po::value<std::string>()->value_name("never|waits"),
+     "never (default): the application waits for its tool only when the channel is full or "
+     "for a lock's grant; the tools lag behind and compute the same clocks. waits: the "
+     "application also waits for its tool at every wait (receives, waits, synchronisations), "
+     "so the tools are never behind")
+    ("no-stall", po::bool_switch(), "the same as --stall never")
+    ("tool-backlog", po::value<std::string>()->value_name("N"),
+     "calls a tool reads ahead of the one it computes, at most (default 65536); then it "
+     "reads no more until it catches up, the channel fills and the application waits. With "
+     "the channel (4 MiB of events) this bounds how far the tools lag behind")
     ("shmem-flags", po::value<std::string>()->value_name("on|off"),
      "OpenSHMEM: on (default) registers every write that may set a flag at the target PE's "
      "tool before it happens, so that waits merge it; off skips that (each such write then "
@@ -451,7 +459,24 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
       return r;
     }
   }
-  o.no_stall = vm["no-stall"].as<bool>();
+  if (vm.count("stall")) {
+    const std::string v = vm["stall"].as<std::string>();
+    if (std::string err = one_of("stall", v, {"never", "waits"}); !err.empty()) {
+      r.error = err;
+      return r;
+    }
+    o.stall = v;
+  }
+  // --no-stall is the old spelling of --stall never. Given both, a setting
+  // from the command line or environment wins over one from the config file.
+  if (vm["no-stall"].as<bool>() && !(o.stall == "waits" && set_by_config("no-stall") &&
+                                     !set_by_config("stall"))) {
+    if (o.stall == "waits" && set_by_config("no-stall") == set_by_config("stall")) {
+      r.error = "--no-stall and --stall waits contradict each other: give one";
+      return r;
+    }
+    o.stall = "never";
+  }
   o.keep_session = vm["keep-session"].as<bool>();
   o.verbose = vm["verbose"].as<bool>();
   o.dry_run = vm.count("dry-run") && vm["dry-run"].as<bool>();
@@ -524,7 +549,8 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
   };
   for (const Number& n : {Number{"tool-spin-ns", &o.tool_spin_ns, 1'000'000'000ULL, "nanoseconds"},
                           Number{"app-spin-ns", &o.app_spin_ns, 1'000'000'000ULL, "nanoseconds"},
-                          Number{"clock-diff-mib", &o.clock_diff_mib, 1'048'576ULL, "MiB"}}) {
+                          Number{"clock-diff-mib", &o.clock_diff_mib, 1'048'576ULL, "MiB"},
+                          Number{"tool-backlog", &o.tool_backlog, 1ULL << 32, "calls"}}) {
     const std::string key = n.key;
     if (!vm.count(key)) continue;
     if (std::string err = whole_number(key, vm[key].as<std::string>(), n.max, n.unit, n.field);
@@ -532,6 +558,10 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
       r.error = err;
       return r;
     }
+  }
+  if (o.tool_backlog == 0u) {
+    r.error = "--tool-backlog needs at least 1 call";
+    return r;
   }
   if (vm.count("launcher-args")) {
     std::istringstream words(vm["launcher-args"].as<std::string>());

@@ -39,7 +39,9 @@ struct LaunchOptions {
   std::optional<std::string> bind_to;                        // -bind-to X
   std::vector<std::string> launcher_args;                    // --launcher-args '...
   std::optional<std::string> trace_dir;  // as given
-  bool no_stall = false;
+  // never | waits, or empty: the tools choose (never, unless an analysis
+  // needs the application to wait at every wait).
+  std::string stall;
   bool keep_session = false;
   bool verbose = false;
   bool help = false;
@@ -65,6 +67,7 @@ struct LaunchOptions {
   // Differential clocks: each tool's memory for its peers' baselines
   // (vclock.diff-bytes); nullopt: the engine's default.
   std::optional<std::uint64_t> clock_diff_mib;
+  std::optional<std::uint64_t> tool_backlog;  // --tool-backlog N
   std::optional<std::string> config_file;  // --config or VCX_CONFIG, as given
   std::string program;
   std::vector<std::string> program_args;

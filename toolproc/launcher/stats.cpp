@@ -303,6 +303,10 @@ RankStats rank_stats_from(const JsonObject& o) {
     if (const auto* b = std::get_if<bool>(&it->second)) r.aborted = *b;
   if (auto it = o.find("reason"); it != o.end())
     if (const auto* s = std::get_if<std::string>(&it->second)) r.reason = *s;
+  r.peak_backlog = as_u64(o, "peak_backlog").value_or(0);
+  r.cpu_ns = as_u64(o, "cpu_ns").value_or(0);
+  if (auto it = o.find("stall"); it != o.end())
+    if (const auto* s = std::get_if<std::string>(&it->second)) r.stall = *s;
   return r;
 }
 
@@ -405,6 +409,28 @@ std::string per_rank_line(const std::vector<RankStats>& ranks) {
   for (const auto& r : ranks) total += r.max_rss_kb;
   line += "; tool memory " + format_kib(most->max_rss_kb) + " at most (rank " +
           std::to_string(most->rank) + "), " + format_kib(total) + " in all";
+  return line;
+}
+
+// How far the tools lagged: how long they ran on after the application, and
+// the most calls one of them held ahead of its engine. Empty when unknown.
+std::string lag_line(const StatsReport& report) {
+  const auto most = std::max_element(
+      report.ranks.begin(), report.ranks.end(),
+      [](const auto& a, const auto& b) { return a.peak_backlog < b.peak_backlog; });
+  if (!report.tools_after_app_ns && most->peak_backlog == 0) return "";
+  std::string line = "tools";
+  if (!most->stall.empty()) line += " (--stall " + most->stall + ")";
+  line += ": ";
+  if (report.tools_after_app_ns)
+    line += "done " + format_duration_ns(*report.tools_after_app_ns) +
+            " after the application, ";
+  std::uint64_t cpu = 0;
+  for (const auto& r : report.ranks) cpu += r.cpu_ns;
+  if (cpu > 0) line += "CPU " + format_duration_ns(cpu) + " in all, ";
+  line += "backlog at most " + std::to_string(most->peak_backlog) +
+          (most->peak_backlog == 1 ? " call" : " calls") + " (rank " +
+          std::to_string(most->rank) + ")";
   return line;
 }
 
@@ -520,7 +546,10 @@ std::vector<std::string> summary_lines(const StatsReport& report, int nprocs,
                       join_ranks(missing));
   }
   for (const auto& p : report.problems) lines.push_back(p);
-  if (!report.ranks.empty()) lines.push_back(per_rank_line(report.ranks));
+  if (!report.ranks.empty()) {
+    lines.push_back(per_rank_line(report.ranks));
+    if (std::string lag = lag_line(report); !lag.empty()) lines.push_back(std::move(lag));
+  }
   return lines;
 }
 

@@ -37,6 +37,9 @@ struct RankStats {
   // The tool stopped the analysis (or was told to by another tool): why.
   bool aborted = false;
   std::string reason;
+  std::uint64_t peak_backlog = 0;  // calls read ahead of the engine, at most
+  std::string stall;               // the stall mode the tools ran: never | waits
+  std::uint64_t cpu_ns = 0;        // the tool process's CPU time (user and system)
 };
 
 // Fields missing or of the wrong type keep their defaults.
@@ -56,6 +59,9 @@ struct StatsReport {
   std::vector<RankStats> ranks;       // sorted by rank
   std::map<int, Ending> endings;      // by rank
   std::vector<std::string> problems;  // files that could not be read, one line each
+  // How long the tool job ran on after the application job had ended (set
+  // by vcx-run, which saw both end).
+  std::optional<std::uint64_t> tools_after_app_ns;
 };
 
 // Reads every stats-<rank>.json and ending-<rank> in `dir`; a stats file

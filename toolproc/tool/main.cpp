@@ -49,10 +49,15 @@ bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
       ("translators", po::value(&translators)->multitoken(), "translator plugins (comma separated)")
       ("modules", po::value(&modules)->multitoken(), "module plugins (comma separated)")
       ("option", po::value(&options)->multitoken(), "plugin option key=value")
-      ("no-stall", po::bool_switch(&o.no_stall), "never make the application wait")
+      ("stall", po::value(&o.stall),
+       "never: the application waits for its tool only when the channel is full or for a "
+       "lock grant; waits: also at every wait (default: never, unless a module needs it)")
       ("no-shmem-flags", po::bool_switch(&no_shmem_flags),
        "OpenSHMEM: do not register flag writes; waits merge no writes")
       ("ring-bytes", po::value(&o.ring_bytes)->default_value(o.ring_bytes), "event ring size")
+      ("max-backlog", po::value(&o.max_backlog)->default_value(o.max_backlog),
+       "calls read ahead of the engine at most; then the tool reads no more until it catches "
+       "up (the channel fills and the application waits)")
       ("shared-core", po::bool_switch(&o.shared_core),
        "shares cores with application ranks: poll only while the application waits for an "
        "answer, and let it sleep at once")
@@ -89,6 +94,8 @@ bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
       o.app_yield = v == "on";
     }
     o.shmem_flags = !no_shmem_flags;
+    if (!o.stall.empty() && o.stall != "never" && o.stall != "waits")
+      throw std::runtime_error("--stall takes never or waits, not '" + o.stall + "'");
     if (vm.count("app-spin-ns")) o.app_spin_ns = vm["app-spin-ns"].as<std::uint32_t>();
   } catch (const std::exception& e) {
     std::cerr << "vcx-toolproc: " << e.what() << "\n";

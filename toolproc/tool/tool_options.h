@@ -15,11 +15,18 @@ struct ToolOptions {
   std::string engine = "vclock";
   std::vector<std::string> translators{"mpi"};
   std::vector<std::string> modules;
-  bool no_stall = false;
+  // --stall: "never", "waits", or empty (never, unless a loaded module
+  // needs stalls). no_stall is the outcome, set once the plugins are loaded.
+  std::string stall;
+  bool no_stall = true;
   // OpenSHMEM flag writes are registered at their target's tool before they
   // happen, so that waits merge them (docs/clock-rules.md, "Flags").
   bool shmem_flags = true;
   std::uint64_t ring_bytes = 4u << 20;
+  // Programs the engine may hold beyond the one it runs: with the channel,
+  // this bounds how far the tool lags behind its application (and its
+  // memory), since it reads no more events until the engine catches up.
+  std::size_t max_backlog = 65'536;
   // Polling before sleeping: this tool when idle, and its application when
   // it waits for an answer. A tool that shares cores with application ranks
   // (--shared-core) polls only while its application sleeps waiting for it,

@@ -185,13 +185,20 @@ void ToolProcess::load_plugins() {
       throw std::runtime_error("translator " + name + " claims a model that is taken");
     translators_[m] = t;
   }
+  std::string needs_stalls;  // a module that needs the application to wait at every wait
   for (const auto& name : opts_.modules) {
     ClockedCallObserver* o = instantiate(PluginKind::Module, name)->observer();
+    if (loaded_.back().descriptor->needs & kNeedsStallAtWaits) needs_stalls = name;
     if (o) {
       observers_.push_back(o);
       engine_->add_observer(o);
     }
   }
+  if (!needs_stalls.empty() && opts_.stall == "never")
+    throw std::runtime_error("the module " + needs_stalls + " needs the application to wait "
+                             "for its tool at every wait: run without --stall never (or with "
+                             "--stall waits)");
+  opts_.no_stall = opts_.stall == "never" || (opts_.stall.empty() && needs_stalls.empty());
 }
 
 // ---------------------------------------------------------------------------
@@ -390,10 +397,18 @@ void ToolProcess::handle_control_event(const EventHeader& ev) {
   engine_->enqueue(program_, wants);
 }
 
+// Reading on would only grow the engine's queue: the events are as well in
+// the channel, whose filling holds the application back. Never while the
+// engine needs the application's later events to go on (must_not_stall).
+bool ToolProcess::backlog_full() const {
+  return engine_->backlog() >= opts_.max_backlog && !engine_->must_not_stall();
+}
+
 bool ToolProcess::service_channel() {
   if (!consumer_) return false;
   int n = 0;
-  for (; n < 4096; ++n) {
+  const bool full = backlog_full();
+  for (; n < 4096 && !full; ++n) {
     const EventHeader* ev = consumer_->peek();
     if (!ev) break;
     ++events_;
@@ -416,7 +431,8 @@ bool ToolProcess::service_channel() {
     }
     consumer_->pop();
   }
-  if (channel::TcpConsumer* tcp = consumer_->tcp(); tcp && n < 4096) {
+  peak_backlog_ = std::max(peak_backlog_, engine_->backlog());
+  if (channel::TcpConsumer* tcp = consumer_->tcp(); tcp && n < 4096 && !full) {
     if (tcp->closed() && !app_eof_) {
       // Everything the application sent before its end has been read.
       if (tcp->malformed())
@@ -657,7 +673,8 @@ int ToolProcess::run() {
       const std::uint64_t spin_until = now_ns() + opts_.spin_ns;
       bool woke = false;
       while (now_ns() < spin_until) {
-        if (io_.poll() > 0 || transport_->poll() > 0 || (consumer_ && !consumer_->empty())) {
+        if (io_.poll() > 0 || transport_->poll() > 0 ||
+            (consumer_ && !backlog_full() && !consumer_->empty())) {
           woke = true;
           break;
         }
@@ -668,14 +685,16 @@ int ToolProcess::run() {
       idle_nap();
       continue;
     }
-    if (consumer_ && !consumer_->prepare_sleep()) continue;
+    // With its backlog full the tool waits for the peers' messages only.
+    const bool watch_app = consumer_ && !backlog_full();
+    if (watch_app && !consumer_->prepare_sleep()) continue;
     if (!transport_->prepare_sleep()) {
-      if (consumer_) consumer_->end_sleep();
+      if (watch_app) consumer_->end_sleep();
       continue;
     }
     io_.run_one();
     transport_->end_sleep();
-    if (consumer_) consumer_->end_sleep();
+    if (watch_app) consumer_->end_sleep();
   }
 
   flush_observers();
@@ -711,9 +730,10 @@ void ToolProcess::idle_nap() {
     nap_timer_.expires_after(std::chrono::nanoseconds(nap_ns_));
     nap_timer_.async_wait([this](const error_code&) { nap_pending_ = false; });
   }
-  if (consumer_ && !consumer_->prepare_sleep()) return;
+  const bool watch_app = consumer_ && !backlog_full();
+  if (watch_app && !consumer_->prepare_sleep()) return;
   io_.run_one();
-  if (consumer_) consumer_->end_sleep();
+  if (watch_app) consumer_->end_sleep();
 }
 
 // Runs the loop's sockets and the transport until every queued message has
@@ -732,6 +752,16 @@ void ToolProcess::pump_transport(std::chrono::milliseconds at_most) {
     }
   }
 }
+
+namespace {
+std::uint64_t cpu_ns(const rusage& ru) {
+  auto ns = [](const timeval& t) {
+    return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u +
+           static_cast<std::uint64_t>(t.tv_usec) * 1'000u;
+  };
+  return ns(ru.ru_utime) + ns(ru.ru_stime);
+}
+}  // namespace
 
 void ToolProcess::write_stats() const {
   rusage ru{};
@@ -757,7 +787,7 @@ void ToolProcess::write_stats() const {
                "{\"rank\":%u,\"events\":%llu,\"clocked_calls\":%llu,\"stall_ns\":%llu,"
                "\"backpressure_ns\":%llu,\"released_replies\":%llu,\"messages_sent\":%llu,"
                "\"bytes_sent\":%llu,\"shm_messages_sent\":%llu,\"wakeups_sent\":%llu,"
-               "\"leased_acquisitions\":%llu,"
+               "\"leased_acquisitions\":%llu,\"peak_backlog\":%llu,\"stall\":\"%s\",\"cpu_ns\":%llu,"
                "\"transport\":\"%s\",\"channel\":\"%s\",\"max_rss_kb\":%ld,"
                "\"app\":\"%s\","
                "\"aborted\":%s,\"reason\":\"%s\"}\n",
@@ -771,6 +801,8 @@ void ToolProcess::write_stats() const {
                static_cast<unsigned long long>(transport_ ? transport_->stats().shm_messages_sent : 0),
                static_cast<unsigned long long>(transport_ ? transport_->stats().wakeups_sent : 0),
                static_cast<unsigned long long>(engine_ ? engine_->leased_acquisitions() : 0),
+               static_cast<unsigned long long>(peak_backlog_), opts_.no_stall ? "never" : "waits",
+               static_cast<unsigned long long>(cpu_ns(ru)),
                opts_.transport.c_str(), opts_.channel.c_str(), ru.ru_maxrss,
                app_state_name(app_state_), aborted_ ? "true" : "false",
                reason.c_str());

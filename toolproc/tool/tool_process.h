@@ -120,6 +120,10 @@ class ToolProcess final : public ToolHost {
   CallProgram program_;
 
   std::uint64_t events_ = 0;
+  std::size_t peak_backlog_ = 0;  // the engine's largest backlog (programs)
+  // The engine's backlog is full: the tool reads no more events until it
+  // shrinks (the channel then fills and holds the application back).
+  bool backlog_full() const;
 
   // The application event being read, for fatal()'s message.
 

@@ -112,11 +112,14 @@ class ExchangeEngine {
   // Runs queued programs until one blocks or none is left.
   virtual void run() = 0;
   virtual bool idle() const = 0;  // nothing queued
+  // Programs queued and not yet run to their end: how far the engine lags
+  // behind what its tool has read.
+  virtual std::size_t backlog() const = 0;
   // True while making the application wait could deadlock (see
   // ExchangeControl::add_pending_receives): the tool then answers at once.
   virtual bool must_not_stall() const = 0;
   // The last queued event a reply may be given for before the engine has run
-  // it (--no-stall, must_not_stall): replies never overtake an acquisition
+  // it (--stall never, must_not_stall): replies never overtake an acquisition
   // whose deposition has not granted it yet, so that the application calls
   // MPI's lock only in the order the depositions decided.
   virtual std::uint64_t replies_allowed_through() const = 0;

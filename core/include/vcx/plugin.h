@@ -12,7 +12,7 @@
 namespace vcx {
 
 // Bumped whenever a header seen by plugins changes incompatibly.
-inline constexpr std::uint32_t kPluginAbiVersion = 4;
+inline constexpr std::uint32_t kPluginAbiVersion = 5;
 inline constexpr const char* kPluginEntryPoint = "vcx_plugin_descriptor";
 
 class ExchangeEngine;
@@ -39,6 +39,14 @@ class Plugin {
   virtual ClockedCallObserver* observer() { return nullptr; }
 };
 
+// What a plugin needs of the run (PluginDescriptor::needs, bits).
+enum PluginNeeds : std::uint32_t {
+  // The application waits for its tool at every wait (--stall waits): for
+  // an analysis that must act before the application goes on past a wait,
+  // not merely see every event in program order. The tools then never lag.
+  kNeedsStallAtWaits = 1u << 0,
+};
+
 struct PluginDescriptor {
   std::uint32_t abi_version;  // kPluginAbiVersion the plugin was built with
   PluginKind kind;
@@ -47,6 +55,7 @@ struct PluginDescriptor {
   const OptionSpec* options;  // terminated by an entry with name == nullptr
   // Creates the plugin for this tool process; nullptr and *error on failure.
   Plugin* (*create)(ToolHost& host, std::string* error);
+  std::uint32_t needs;  // PluginNeeds bits; 0: nothing
 };
 
 // Services of the tool process that plugins may use.

@@ -170,10 +170,17 @@ void ChannelClient::finish(Model model, std::uint16_t finalize_call) {
   }
   const bool last = joined_count_ == 1;
   if (last) ending_finalized();
-  void* p = begin(model, finalize_call, sizeof(std::uint64_t), true);
+  // Without stalls the finalize call still waits, until the tool has read
+  // it (not computed it): a rank whose tool died learns it here at the
+  // latest, instead of ending as if it had been analysed.
+  void* p = no_stall_ ? begin_always_answered(model, finalize_call, sizeof(std::uint64_t))
+                      : begin(model, finalize_call, sizeof(std::uint64_t), true);
   if (!p) return;
   *static_cast<std::uint64_t*>(p) = 0;
-  wait(commit());
+  if (no_stall_)
+    wait_always(commit());
+  else
+    wait(commit());
   // The model's library is shut down next: nothing may drive it any more.
   g_progress[m].store(nullptr, std::memory_order_release);
   joined_[m] = false;

@@ -95,7 +95,7 @@ class Runtime {
   // The channel to the tool (intercept::ChannelClient): begin() reserves an
   // event (nullptr when inactive), commit() publishes it and returns the
   // ticket to wait() on, begin_always_answered()/wait_always() for events
-  // the tool answers even in no-stall mode.
+  // the tool answers in either stall mode.
   void* begin(mpi::Call call, std::size_t payload, bool needs_reply) {
     return client_.begin(Model::Mpi, static_cast<std::uint16_t>(call), payload, needs_reply);
   }

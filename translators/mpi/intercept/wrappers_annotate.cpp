@@ -5,7 +5,7 @@
 // variadic function).
 //
 // A process wait stalls like a receive. Resource signals and waits are
-// answered even with --no-stall, as MPI_Win_lock is: the tool must have
+// answered in either stall mode, as MPI_Win_lock is: the tool must have
 // granted a deposit before the program can act on it, and a fetch must
 // reach the deposition before anything the program does after it, or the
 // clocks would depend on the timing of tool messages.

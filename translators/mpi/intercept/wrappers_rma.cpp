@@ -1,8 +1,8 @@
 // One-sided communication: window constructors, fence, post/start/complete/
 // wait, locks, and the data calls (recorded, not clocked).
 //
-// Locks are the one place the application waits for its tool even in
-// no-stall mode: MPI may take a lock lazily, after MPI_Win_lock returned, so
+// Locks are the one place the application waits for its tool in either
+// stall mode: MPI may take a lock lazily, after MPI_Win_lock returned, so
 // the order in which MPI grants a lock cannot be seen from outside; the tool
 // decides it instead, and MPI_Win_lock calls MPI only once the tool granted
 // the lock. MPI_Win_unlock hands the lock back after MPI's unlock returned.

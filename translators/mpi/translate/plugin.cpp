@@ -16,6 +16,7 @@ const vcx::PluginDescriptor kDescriptor{
     "MPI calls to exchange primitives (paper 000 Tables I-III, DESIGN 3.1)",
     kOptions,
     &create,
+    0,  // needs nothing of the run (no stalls)
 };
 
 }  // namespace

@@ -4,7 +4,7 @@
 // each call becomes one vcx_annotate_shmem_* event.
 //
 // A process wait stalls like a receive. Resource signals and waits are
-// answered even with --no-stall, as the MPI forms are: the deposition must
+// answered in either stall mode, as the MPI forms are: the deposition must
 // have registered a deposit before the program acts on it, and a fetch must
 // reach the deposition before anything the program does after it, or the
 // clocks would depend on the timing of tool messages.

@@ -46,7 +46,7 @@ class Runtime {
   bool flag_writes_registered() const {
     return (client_.mode_flags() & channel::kModeNoFlagWrites) == 0;
   }
-  // An event the tool answers even in no-stall mode, waited for.
+  // An event the tool answers in either stall mode, waited for.
   template <class T>
   void push_and_wait_always(Call call, const T& payload) {
     void* p =
@@ -111,7 +111,7 @@ void report_collective(Call call, int pe_start, int log_stride, int pe_size, int
 // ---- Flags (flags.cpp; docs/clock-rules.md, "Flags") ----
 //
 // A write that may be a flag is announced before the call that makes it,
-// and the call waits (even with --no-stall) until the tool of the PE it
+// and the call waits (in either stall mode) until the tool of the PE it
 // writes to has registered it. The announce functions return the
 // announcement's ticket (0 when nothing was announced), which a fetching
 // atomic passes on with what it fetched.

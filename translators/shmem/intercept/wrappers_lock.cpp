@@ -2,8 +2,8 @@
 //
 // Open MPI decides who gets a lock; vcx learns that order exactly without
 // changing it. A release deposits its clock at the lock's deposition and
-// waits until the deposition has taken the deposit in (even with
-// --no-stall) before Open MPI releases the lock; an acquisition, reported
+// waits until the deposition has taken the deposit in (in either
+// stall mode) before Open MPI releases the lock; an acquisition, reported
 // once Open MPI granted the lock, fetches every deposit so far and waits
 // for the answer before the program goes on. So the next holder, which can
 // only take the lock after the release, always finds the release's deposit

@@ -18,6 +18,7 @@ const vcx::PluginDescriptor kDescriptor{
     "OpenSHMEM calls to exchange primitives (paper 000 Tables II-III, DESIGN 3.1)",
     kOptions,
     &create,
+    0,  // needs nothing of the run (no stalls)
 };
 
 }  // namespace

@@ -20,7 +20,7 @@ enum class Model : std::uint16_t {
 
 enum EventFlags : std::uint32_t {
   kEventNeedsReply = 1u << 0,   // the application waits until the tool replies
-  // ... even in no-stall mode: the tool decides an order the application
+  // ... in either stall mode: the tool decides an order the application
   // must follow (lock grants).
   kEventAlwaysReply = 1u << 1,
 };

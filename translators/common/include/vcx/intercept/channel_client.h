@@ -86,7 +86,7 @@ class ChannelClient {
   // Reserves an event of `payload` bytes; nullptr when inactive (or the tool
   // failed and the policy is to continue). Must be followed by commit().
   void* begin(Model model, std::uint16_t call, std::size_t payload, bool needs_reply);
-  // An event the tool must answer even in no-stall mode (it decides an
+  // An event the tool must answer in either stall mode (it decides an
   // order the application then follows).
   void* begin_always_answered(Model model, std::uint16_t call, std::size_t payload);
   // Publishes the event; returns the ticket to wait() on: its sequence
@@ -94,7 +94,7 @@ class ChannelClient {
   std::uint64_t commit();
   // Waits for the tool's answer (no-op for 0 and in no-stall mode).
   void wait(std::uint64_t ticket);
-  // Waits even in no-stall mode (for begin_always_answered events).
+  // Waits in either stall mode (for begin_always_answered events).
   void wait_always(std::uint64_t ticket);
 
   // Serialises the model's own bookkeeping with the pushes (only when
