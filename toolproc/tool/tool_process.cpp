@@ -404,10 +404,10 @@ bool ToolProcess::backlog_full() const {
   return engine_->backlog() >= opts_.max_backlog && !engine_->must_not_stall();
 }
 
-bool ToolProcess::service_channel() {
+bool ToolProcess::service_channel(bool all) {
   if (!consumer_) return false;
   int n = 0;
-  const bool full = backlog_full();
+  const bool full = !all && backlog_full();
   for (; n < 4096 && !full; ++n) {
     const EventHeader* ev = consumer_->peek();
     if (!ev) break;
@@ -451,7 +451,7 @@ void ToolProcess::app_gone() {
   // Alive when the analysis stopped (settle_app), so taken down with the job.
   if (aborted_) return;
   // Whatever the application pushed before it went is still in the ring.
-  while (service_channel()) {
+  while (service_channel(true)) {
   }
   if (detach_seen_) return;
   app_state_ = AppState::Crashed;
@@ -474,7 +474,7 @@ void ToolProcess::settle_app() {
   if (app_state_ != AppState::Attached || !app_stream_) return;
   pollfd p{app_stream_->native_handle(), POLLRDHUP, 0};
   const bool ended = ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
-  while (service_channel()) {
+  while (service_channel(true)) {
   }
   engine_->run();
   if (ended && !detach_seen_ && app_state_ == AppState::Attached) {

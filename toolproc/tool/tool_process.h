@@ -70,7 +70,9 @@ class ToolProcess final : public ToolHost {
   void arm_app_read();
   void arm_app_wait();
   void arm_app_write();
-  bool service_channel();
+  // Reads and translates what the application pushed; `all` reads past a
+  // full backlog (the application is gone: nothing is left to hold back).
+  bool service_channel(bool all = false);
   bool wants_reply(std::uint32_t event_flags) const;
   void handle_control_event(const EventHeader& ev);
   void app_gone();
