@@ -401,7 +401,8 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     // not analysed yet (a wait that saw writes delivered) waits for it: it
     // is compared with what the rank's own calls tell, whatever the timing.
     if (r.start[self_.value] > analysed_tick_) {
-      ahead_.push_back(Waiting{std::move(r), h.offset, h.byte_offset, h.bytes, h.flags});
+      const ClockValue tick = r.start[self_.value];
+      ahead_.emplace(tick, Waiting{std::move(r), h.offset, h.byte_offset, h.bytes, h.flags});
       return;
     }
     check(std::move(r), h.offset, h.byte_offset, h.bytes, h.flags);
@@ -423,13 +424,11 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
 
   // Compares the accesses that waited for this rank's calls up to `tick`.
   void release_ahead(ClockValue tick) {
-    if (ahead_.empty()) return;
+    if (ahead_.empty() || ahead_.begin()->first > tick) return;
     std::vector<Waiting> ready;
-    std::erase_if(ahead_, [&](Waiting& w) {
-      if (w.record.start[self_.value] > tick) return false;
-      ready.push_back(std::move(w));
-      return true;
-    });
+    const auto end = ahead_.upper_bound(tick);
+    for (auto it = ahead_.begin(); it != end; ++it) ready.push_back(std::move(it->second));
+    ahead_.erase(ahead_.begin(), end);
     for (Waiting& w : ready)
       check(std::move(w.record), w.offset, w.byte_offset, w.bytes, w.flags);
   }
@@ -639,8 +638,10 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     std::uint32_t flags = 0;
   };
   std::unordered_map<std::uint64_t, std::vector<Waiting>> waiting_;
-  // Other ranks' accesses that started after this rank's analysed calls.
-  std::vector<Waiting> ahead_;
+  // Other ranks' accesses that started after this rank's analysed calls, by
+  // that start (this rank's entry of their clock): a tool that lags behind
+  // its peers holds many, and releases the oldest at each call.
+  std::multimap<ClockValue, Waiting> ahead_;
   ClockValue analysed_tick_ = 0;  // this rank's clock entry as far as analysed
   static constexpr std::size_t kMaxObservations = 1024;
   std::deque<Observation> observations_;

@@ -82,8 +82,19 @@ void VclockEngine::run_programs() {
     }
     finish_program(p);
     ops_.erase(ops_.begin(), ops_.begin() + static_cast<std::ptrdiff_t>(p.op_count));
-    if (p.note_bytes > 0)
-      notes_.erase(notes_.begin(), notes_.begin() + static_cast<std::ptrdiff_t>(p.note_bytes));
+    if (p.note_bytes > 0) {
+      // The run programs' notes are dropped from the front in bulk, not one
+      // program at a time: with a deep backlog that would move the rest of
+      // the queue's notes for every program.
+      notes_head_ += p.note_bytes;
+      if (notes_head_ == notes_.size()) {
+        notes_.clear();
+        notes_head_ = 0;
+      } else if (notes_head_ >= notes_.size() / 2) {
+        notes_.erase(notes_.begin(), notes_.begin() + static_cast<std::ptrdiff_t>(notes_head_));
+        notes_head_ = 0;
+      }
+    }
     programs_.pop_front();
     head_started_ = false;
   }
@@ -115,7 +126,7 @@ void VclockEngine::finish_program(const QueuedProgram& p) {
     batch.call_name = host_.call_name(static_cast<std::uint8_t>(p.model), p.call);
     batch.clocked = p.clocked;
     batch.clock = clock_.view();
-    batch.notes = std::span<const std::uint8_t>(notes_.data(), p.note_bytes);
+    batch.notes = std::span<const std::uint8_t>(notes_.data() + notes_head_, p.note_bytes);
     for (ClockedCallObserver* o : note_observers_) o->on_notes(batch);
   }
   if (p.needs_reply) host_.reply(p.event_seq);

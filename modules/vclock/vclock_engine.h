@@ -250,7 +250,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     bool needs_reply;
     std::uint64_t event_seq;
     std::size_t op_count;
-    std::size_t note_bytes;  // its notes, at the front of notes_ when it runs
+    std::size_t note_bytes;  // its notes, at notes_head_ in notes_ when it runs
   };
 
   // Program execution.
@@ -449,6 +449,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   std::vector<ClockedCallObserver*> observers_;
   std::vector<ClockedCallObserver*> note_observers_;  // those that want notes
   std::vector<std::uint8_t> notes_;  // the queued programs' notes, in queue order
+  std::size_t notes_head_ = 0;       // where the head program's notes start in notes_
   std::vector<std::uint8_t> scratch_;
   PeerBaselines baselines_;
 };
