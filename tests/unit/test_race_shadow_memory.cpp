@@ -285,3 +285,101 @@ TEST_CASE("random runs: the shadow memory finds exactly the races of the definit
     CHECK(races_of(records) == expected);
   }
 }
+
+namespace {
+
+// The comparison by definition, pair by pair, with the shadow memory's rule
+// for repeats (a repeat in the same epoch is not kept): what the chains'
+// binary searches must count exactly.
+std::map<std::pair<std::uint64_t, std::uint64_t>, int> counted_pairwise(
+    const std::vector<AccessRecord>& arrivals) {
+  std::map<std::pair<std::uint64_t, std::uint64_t>, int> counts;
+  std::vector<AccessRecord> kept;
+  for (const AccessRecord& r : arrivals) {
+    bool duplicate = false;
+    for (const AccessRecord& x : kept) {
+      if (x.conflicts_with(r) && x.concurrent_with(r)) ++counts[{std::min(x.pc, r.pc),
+                                                                 std::max(x.pc, r.pc)}];
+      duplicate = duplicate || (x.repeats(r) && x.done == r.done && x.done_seq == r.done_seq &&
+                                x.start == r.start && x.start_seq <= r.start_seq);
+    }
+    if (!duplicate) kept.push_back(r);
+  }
+  return counts;
+}
+
+}  // namespace
+
+TEST_CASE("an access repeated over many epochs races with each epoch it is concurrent with",
+          "[race]") {
+  // Rank 0 puts to the same bytes in 1000 epochs, each complete before the
+  // next starts (a lock loop); rank 1 never synchronises with it.
+  std::map<std::pair<std::uint64_t, std::uint64_t>, int> counts;
+  ShadowMemory shadow([&](const AccessRecord& a, const AccessRecord& b) {
+    ++counts[{std::min(a.pc, b.pc), std::max(a.pc, b.pc)}];
+  });
+  const int epochs = 1000;
+  for (int i = 0; i < epochs; ++i) {
+    const auto t = static_cast<ClockValue>(2 * i + 1);
+    shadow.add(rec(0, 0, 8, AccessMode::Write, {t, 0}, t + 1, 2 * static_cast<std::uint64_t>(i),
+                   2 * static_cast<std::uint64_t>(i) + 1, 10));
+  }
+  CHECK(counts.empty());           // one rank's epochs are ordered
+  CHECK(shadow.stored() == epochs);  // and may all race with what comes
+  // A read by rank 1 that learned rank 0's clock up to the end of epoch 599
+  // (tick 1200): it races with epochs 600..999, not with those before.
+  shadow.add(rec(1, 4, 12, AccessMode::Read, {1200, 5}, 6, 5, 6, 20));
+  CHECK(counts[{10, 20}] == 400);
+  // A write of rank 1 that knew rank 0's first 100 epochs complete (tick
+  // 200); rank 0 never learned of rank 1, so the other 900 race with it.
+  shadow.add(rec(1, 0, 2, AccessMode::Write, {200, 7}, 8, 7, 8, 30));
+  CHECK(counts[{10, 30}] == 900);
+  CHECK(counts[{20, 30}] == 0);  // rank 1's own, ordered in its program
+}
+
+TEST_CASE("random runs with repeated accesses: chains count what pairwise comparison counts",
+          "[race]") {
+  std::mt19937 rng(777);
+  for (int round = 0; round < 300; ++round) {
+    const std::uint32_t ranks = 2 + rng() % 2;
+    // Per rank a program of accesses: each starts after the previous one
+    // (program order), completes later, and learns other ranks' progress
+    // now and then (its start clock grows).
+    std::vector<std::vector<AccessRecord>> by_rank(ranks);
+    for (std::uint32_t r = 0; r < ranks; ++r) {
+      std::vector<ClockValue> clock(ranks, 0);
+      std::uint64_t seq = 0;
+      for (int i = 0; i < 12; ++i) {
+        clock[r] += 1 + rng() % 2;
+        for (std::uint32_t q = 0; q < ranks; ++q)
+          if (q != r && rng() % 4 == 0) clock[q] += rng() % 5;
+        seq += 1 + rng() % 2;
+        const std::uint64_t lo = 4 * (rng() % 2), hi = lo + 4 + 4 * (rng() % 2);
+        const AccessMode mode = rng() % 3 == 0 ? AccessMode::Read : AccessMode::Write;
+        // Completion: at the same tick (a repeat in one epoch) or later.
+        const ClockValue done = clock[r] + (rng() % 3 == 0 ? 0 : 1 + rng() % 3);
+        const std::uint64_t done_seq = seq + (rng() % 3 == 0 ? 0 : 1 + rng() % 2);
+        by_rank[r].push_back(rec(r, lo, hi, mode, clock, done, seq, done_seq,
+                                 100 * (r + 1) + rng() % 2));
+        clock[r] = std::max(clock[r], done);
+        seq = std::max(seq, done_seq);
+      }
+    }
+    // Arrival: each rank's in its program order, interleaved at random;
+    // every fourth round entirely shuffled (chains then break up).
+    std::vector<AccessRecord> all;
+    std::vector<std::size_t> next(ranks, 0);
+    while (all.size() < 12u * ranks) {
+      const std::uint32_t r = rng() % ranks;
+      if (next[r] < by_rank[r].size()) all.push_back(by_rank[r][next[r]++]);
+    }
+    if (round % 4 == 0) std::shuffle(all.begin(), all.end(), rng);
+    std::map<std::pair<std::uint64_t, std::uint64_t>, int> counts;
+    ShadowMemory shadow([&](const AccessRecord& a, const AccessRecord& b) {
+      ++counts[{std::min(a.pc, b.pc), std::max(a.pc, b.pc)}];
+    });
+    for (const AccessRecord& r : all) shadow.add(r);
+    INFO("round " << round);
+    CHECK(counts == counted_pairwise(all));
+  }
+}
