@@ -71,7 +71,8 @@ po::options_description settings_table() {
      "when a tool process fails: abort the application (default) or let it run on unanalysed")
     ("tool-spin-ns", po::value<std::string>()->value_name("NS"),
      "how long an idle tool polls before it sleeps (default 20000); a tool sharing cores with "
-     "the application (--placement shared) polls only while its rank waits for it")
+     "the application (--placement shared) polls only while its rank waits for it or while it "
+     "is far behind it")
     ("app-yield", po::value<std::string>()->value_name("auto|on|off"),
      "MPI programs: on makes blocking calls (receives, waits, collectives) test for "
      "completion and yield the core in between, so that a tool sharing it runs at once; off "

@@ -42,6 +42,10 @@ enum class ControlMsg : std::uint8_t {
 constexpr std::uint64_t kFirstNapNs = 10'000;
 constexpr std::uint64_t kLongestNapNs = 1'000'000;
 
+// A tool sharing its rank's core polls before sleeping once this many calls
+// wait in its engine (see ToolProcess::run).
+constexpr std::size_t kPollingBacklog = 64;
+
 std::uint64_t now_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -669,7 +673,12 @@ int ToolProcess::run() {
     for (ClockedCallObserver* o : observers_) o->on_idle();
 
     // Nothing to do: poll a little, then sleep until a socket has news.
-    if (nap_ns_ == 0 && (!opts_.shared_core || app_waits_for_reply())) {
+    // A tool sharing its rank's core polls while the rank waits for it, and
+    // while it is far behind its rank: the rank runs ahead anyway, and the
+    // tool's turn-taking with its peers (one wake-up per message) is what
+    // makes the run end late.
+    if (nap_ns_ == 0 && (!opts_.shared_core || app_waits_for_reply() ||
+                         engine_->backlog() >= kPollingBacklog)) {
       const std::uint64_t spin_until = now_ns() + opts_.spin_ns;
       bool woke = false;
       while (now_ns() < spin_until) {
