@@ -35,7 +35,8 @@ bool ShadowMemory::is_duplicate(const AccessRecord& kept, const AccessRecord& r)
          kept.start == r.start && kept.start_seq <= r.start_seq;
 }
 
-bool ShadowMemory::compare_with_chain(const Chain& chain, const AccessRecord& r) {
+bool ShadowMemory::compare_with_chain(const Chain& chain, const AccessRecord& r,
+                                      const ChainKey* key) {
   const std::deque<AccessRecord>& m = chain.members;
   compared_ += m.size();
   // Every member has the same bytes and kind: one conflicts with `r` if all do.
@@ -48,8 +49,7 @@ bool ShadowMemory::compare_with_chain(const Chain& chain, const AccessRecord& r)
         first, m.end(), [&](const AccessRecord& x) { return !r.before(x); });
     for (auto it = first; it < last; ++it) on_race_(*it, r);
   }
-  // Members are not loads or stores of the program; a repeat is neither.
-  if (r.local || !(key_of(r) == chain.key)) return false;
+  if (!key || !(*key == chain.key)) return false;
   // A repeat in the same epoch has the same completion: among the members
   // with r's completion tick, which are adjacent.
   const auto same = std::equal_range(
@@ -89,6 +89,9 @@ void ShadowMemory::add(AccessRecord r) {
   // Those that can overlap start in [r.lo - longest, r.hi).
   const std::uint64_t from = r.lo > space.longest ? r.lo - space.longest : 0;
   bool duplicate = false;
+  // Chain members are not loads or stores of the program: none repeats one.
+  const ChainKey key = key_of(r);
+  const ChainKey* repeat_key = r.local ? nullptr : &key;
   for (auto it = space.records.lower_bound(from);
        it != space.records.end() && it->first < r.hi; ++it) {
     const AccessRecord& x = it->second;
@@ -100,7 +103,7 @@ void ShadowMemory::add(AccessRecord r) {
   for (auto it = space.chains.lower_bound(from); it != space.chains.end() && it->first < r.hi;
        ++it) {
     if (it->second.key.hi <= r.lo) continue;
-    if (compare_with_chain(it->second, r)) duplicate = true;
+    if (compare_with_chain(it->second, r, repeat_key)) duplicate = true;
   }
   if (duplicate) return;
   keep(space, std::move(r));

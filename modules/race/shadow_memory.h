@@ -131,7 +131,9 @@ class ShadowMemory {
   static bool extends(const AccessRecord& last, const AccessRecord& r);
   static bool is_duplicate(const AccessRecord& kept, const AccessRecord& r);
   // Compares `r` with the members of `chain`; true if `r` repeats one.
-  bool compare_with_chain(const Chain& chain, const AccessRecord& r);
+  // `key` is r's chain key, or nullptr for a load or store of the program
+  // (no member repeats it).
+  bool compare_with_chain(const Chain& chain, const AccessRecord& r, const ChainKey* key);
   void keep(Space& space, AccessRecord r);
 
   OnRace on_race_;

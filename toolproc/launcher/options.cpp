@@ -470,13 +470,13 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
   }
   // --no-stall is the old spelling of --stall never. Given both, a setting
   // from the command line or environment wins over one from the config file.
-  if (vm["no-stall"].as<bool>() && !(o.stall == "waits" && set_by_config("no-stall") &&
-                                     !set_by_config("stall"))) {
-    if (o.stall == "waits" && set_by_config("no-stall") == set_by_config("stall")) {
+  if (vm["no-stall"].as<bool>()) {
+    const bool waits = o.stall == "waits";
+    if (waits && set_by_config("no-stall") == set_by_config("stall")) {
       r.error = "--no-stall and --stall waits contradict each other: give one";
       return r;
     }
-    o.stall = "never";
+    if (!waits || set_by_config("stall")) o.stall = "never";
   }
   o.keep_session = vm["keep-session"].as<bool>();
   o.verbose = vm["verbose"].as<bool>();
