@@ -221,9 +221,13 @@ void VclockEngine::bind_receive(ReceiveToken t, Rank src, QueueId queue) {
   try_answer(*r, t.value);
   if (r->abandoned) {
     s.discard = true;
-    if (s.arrived) discard_slot(q, s);
+    if (s.arrived) {
+      retain_matched(*r, t.value, s);
+      discard_slot(q, s);
+    }
     r->merged = true;
   }
+  if (!followers_.empty()) release_followers(t.value);
   maybe_release_receive(t.value);
 }
 
@@ -236,7 +240,10 @@ void VclockEngine::abandon_receive(ReceiveToken t) {
   if (r->pos >= q.base) {
     Slot& s = q.at(r->pos);
     s.discard = true;
-    if (s.arrived) discard_slot(q, s);
+    if (s.arrived) {
+      retain_matched(*r, t.value, s);
+      discard_slot(q, s);
+    }
   }
   r->merged = true;
   maybe_release_receive(t.value);
@@ -268,8 +275,9 @@ void VclockEngine::drop_receive(ReceiveToken t) {
     if (r->held) release_hold(t);
     unbind(q, r->pos);
   }
-  pool_.release(r->snapshot);
-  receives_.destroy(t.value);
+  destroy_receive(t.value);
+  drop_followers(t.value);
+  recheck_followers();
 }
 
 void VclockEngine::hold_receive(ReceiveToken t) {
@@ -285,6 +293,7 @@ void VclockEngine::release_hold(ReceiveToken t) {
   r->held = false;
   auto& h = in_[r->key].held;
   h.erase(std::find(h.begin(), h.end(), r->pos));
+  recheck_followers();
 }
 
 bool VclockEngine::held_before(const InQueue& q, std::uint64_t pos) const {
@@ -337,7 +346,21 @@ void VclockEngine::try_answer(Receive& r, std::uint64_t token) {
     return;
   }
   if (s.synchronous) {
-    send_p2p(r.key.peer, MsgType::Ack, 0, r.key.queue, r.pos, r.snapshot);
+    if (r.follows_pending > 0) {
+      // Earlier receives' matches are still to come; the answer waits for
+      // them, and the sender's application must not wait for it meanwhile.
+      if (!s.order_deferred) {
+        s.order_deferred = true;
+        send_p2p(r.key.peer, MsgType::Deferred, 0, r.key.queue, r.pos, nullptr);
+      }
+      return;
+    }
+    const ClockValue* answer = r.snapshot;
+    if (r.carry) {
+      if (r.snapshot) clock_merge(pool_.view(r.snapshot), ClockSpan(r.carry, width_));
+      else answer = r.carry;
+    }
+    send_p2p(r.key.peer, MsgType::Ack, 0, r.key.queue, r.pos, answer);
   }
   s.answered = true;
   pool_.release(r.snapshot);
@@ -348,7 +371,9 @@ void VclockEngine::try_answer(Receive& r, std::uint64_t token) {
 
 void VclockEngine::maybe_release_receive(std::uint64_t token) {
   Receive* r = receives_.get(token);
-  if (r && r->merged && r->snapshot_taken && r->snapshot == nullptr) receives_.destroy(token);
+  if (!r || !r->merged || !r->snapshot_taken || r->snapshot != nullptr || r->kept) return;
+  if (!followers_.empty() && followers_.count(token) != 0) return;
+  destroy_receive(token);
 }
 
 void VclockEngine::trim(InQueue& q) {
@@ -368,6 +393,7 @@ bool VclockEngine::exec_wait(const Op& op) {
   Slot& s = q.at(r->pos);
   if (!s.arrived) return false;
   clock_.merge(pool_.view(s.clock));
+  retain_matched(*r, op.value, s);
   pool_.release(s.clock);
   s.clock = nullptr;
   s.merged = true;
@@ -526,8 +552,12 @@ void VclockEngine::on_signal(Rank src, const P2PHeader& h, ClockSpan clock) {
   s.clock = const_cast<ClockValue*>(clock.data());  // from the pool, owned by the slot now
   if (s.discard) {
     const std::uint64_t token = s.receive;  // the slot may be trimmed below
-    if (Receive* r = receives_.get(token)) try_answer(*r, token);
+    if (Receive* r = receives_.get(token)) {
+      try_answer(*r, token);
+      retain_matched(*r, token, q.at(h.seq));
+    }
     discard_slot(q, q.at(h.seq));
+    if (!followers_.empty()) release_followers(token);
     maybe_release_receive(token);
     return;
   }
@@ -535,6 +565,7 @@ void VclockEngine::on_signal(Rank src, const P2PHeader& h, ClockSpan clock) {
     if (Receive* r = receives_.get(s.receive)) {
       const std::uint64_t token = s.receive;
       try_answer(*r, token);
+      if (!followers_.empty()) release_followers(token);
       maybe_release_receive(token);
     }
   }

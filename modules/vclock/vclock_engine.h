@@ -84,6 +84,9 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   void release_hold(ReceiveToken t) override;
   void abandon_receive(ReceiveToken t) override;
   void discard_answer(const SendToken& t) override;
+  void order_receive_after(ReceiveToken later, ReceiveToken earlier) override;
+  void keep_receive_order(ReceiveToken t) override;
+  void end_receive_order(ReceiveToken t) override;
   void add_pending_receives(const PendingReceives* p) override { pending_.push_back(p); }
   SendToken reserve_send(Rank dst, QueueId queue) override;
 
@@ -108,6 +111,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     bool answered = false;        // acknowledgement sent (or not needed)
     bool ack_wanted = false;      // the sender waits for the answer
     bool deferred = false;        // the sender was told the answer is deferred
+    bool order_deferred = false;  // ... because earlier receives' matches are not in yet
     bool discard = false;         // nobody will wait for it: drop on arrival
   };
   struct InQueue {
@@ -126,6 +130,14 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     bool merged = false;
     bool abandoned = false;  // its completion will never be waited for
     bool held = false;       // a cancel is pending on it
+    // Receive order (receive_order.cpp): what the matches of the earlier
+    // receives it follows bring to its answer, how many of those are still
+    // to come, and its own message's clock kept past its merge while later
+    // receives may still follow it.
+    ClockValue* carry = nullptr;
+    ClockValue* matched = nullptr;
+    std::uint32_t follows_pending = 0;
+    bool kept = false;
   };
 
   // ---- collectives (collectives.cpp) ----
@@ -333,6 +345,21 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
 
   // Receives.
   void try_answer(Receive& r, std::uint64_t token);
+  // Receive order (receive_order.cpp).
+  const ClockValue* matched_clock(const Receive& r);
+  bool order_ready(const Receive& r);
+  bool needs_matched(const Receive& r, std::uint64_t token) const;
+  // The slot's clock is about to go: keep it for receives that follow `r`.
+  void retain_matched(Receive& r, std::uint64_t token, Slot& s);
+  void add_contribution(Receive& to, const Receive& from);
+  // `token` may have become ready (bound, its message in, nothing pending):
+  // hand its contribution to the receives waiting for it, and on down.
+  void release_followers(std::uint64_t token);
+  // `token` matched nothing: its followers stop waiting for it.
+  void drop_followers(std::uint64_t token);
+  // A hold was lifted or a receive moved: receives may have become ready.
+  void recheck_followers();
+  void destroy_receive(std::uint64_t token);
   void maybe_release_receive(std::uint64_t token);
   void trim(InQueue& q);
   // The bound receive at `pos` matched nothing: later receives move up.
@@ -391,6 +418,8 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     }
   };
   std::unordered_map<AckKey, ClockValue*, AckKeyHash> acks_;
+  // Receives waiting for the contribution of an earlier one, by its token.
+  std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> followers_;
   std::size_t wanted_unbound_ = 0;   // answers wanted for slots without a receive
   std::size_t deferred_unbound_ = 0; // of those, the ones told "deferred"
   std::vector<const PendingReceives*> pending_;

@@ -234,6 +234,7 @@ static void start_persistent_send(const msg_plan *m, int dest, MPI_Comm c) {
   gt_begin("MPI_Start");
   gt_msgid id = gt_stamp(buf);
   gt_fill(buf, m->count);
+  gt_match(c, dest, m->tag);
   gt_op_send(m->mode, id, gt_world_of(c, dest), info.name);
   check_rc(MPI_Start(&r), "MPI_Start");
   gt_end();
@@ -253,6 +254,7 @@ static void start_persistent_recv(const msg_plan *m, int s, int t, MPI_Comm c) {
   gt_end();
   gt_begin("MPI_Start");
   gt_unmark(buf);
+  gt_match(c, s, t);
   gt_op_post(info.name);
   check_rc(MPI_Start(&r), "MPI_Start");
   gt_end();
@@ -294,6 +296,7 @@ static void recv_mprobed(const msg_plan *m, int *buf, int s, int t, int src, MPI
   expect_match(&st, src, m->tag, "MPI_Mprobe");
   gt_mhandle_new(&h);
   gt_begin("MPI_Mprobe");
+  gt_match(c, s, t);
   gt_op_mprobe(&h);
   gt_end();
   check_rc(MPI_Mrecv(buf, m->count, MPI_INT, &msg, &st), "MPI_Mrecv");

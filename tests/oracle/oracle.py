@@ -23,6 +23,22 @@ rank, seq, call, clock). The rules are those of docs/clock-rules.md:
     recorded clock; a posted one (post, mprobe) with the clock at its posting
     call: that call's post-tick clock if it is itself clocked, otherwise the
     recorded clock of the rank's last clocked call before it (zeros if none).
+    The answer also merges what MPI's non-overtaking rule adds (below).
+  * Non-overtaking: a receive is a recv op (posted and completed there), a
+    post op (completed by the complete op of its req, or cancelled there,
+    or never) or an mprobe op (completed by the mrecv of its handle or by
+    the complete of the req an imrecv gave it). When receive B of a rank
+    took message m, E(B) is every receive A of that rank posted before B
+    (gt line, then op order), still pending at B's posting (completed after
+    it or never), not cancelled, and able to match m: same comm, wanted src
+    "any" or m's sender, wanted tag "any" or m's tag. MPI let none of them
+    be overtaken, so each had matched its own message m_A before B matched.
+    T(B) = union over A in E(B) of {m_A} and T(A). The answer to a
+    synchronous m merges, besides the node above, the sender's post-tick
+    clock of every message in T(B). This needs the optional matching fields
+    (send: comm, tag; recv, post, mprobe: comm, src, tag) of the messages
+    and candidates involved; missing ones there, or an A that could match
+    but never completed (its message unknown), are an OracleError.
   * Collectives, per member role: all_to_all (signal and wait, merges every
     member), one_to_all (root signals; the others wait for it), all_to_one
     (the others signal; the root waits for them), prefix (member i waits for
@@ -95,6 +111,7 @@ Exit status: 0 match, 1 mismatch, 2 oracle error (ground truth unusable).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -158,16 +175,37 @@ class Posting:
 
 
 @dataclass
+class Receive:
+    """One receive of a rank, for MPI's non-overtaking rule: a recv op, a
+    posted request (post) or a matched probe (mprobe)."""
+    call: Call  # the posting call
+    order: int  # postings of all ranks numbered in program order, rank by rank
+    what: str  # for messages, e.g. "receive request r3"
+    want: Optional[tuple]  # (comm, src, tag) as logged; None: not logged
+    before: List["Receive"]  # the rank's receives still pending at this posting
+    msg: Optional[str] = None  # the message it got; None: cancelled or never completed
+    cancelled: bool = False
+
+    def where(self) -> str:
+        return f"{self.what} posted at {self.call.where()}"
+
+
+@dataclass
 class Message:
     msg: str
     sender: Call
     dest: int
     mode: str
+    match: Optional[tuple] = None  # (comm, tag) of the send op; None: not logged
     # Receiving side, once known:
     recv_call: Optional[Call] = None
     # None for a blocking receive, which answers with its own recorded clock.
     posting: Optional[Posting] = None
+    rx: Optional[Receive] = None  # the receive that took it
     cancelled: bool = False  # the send's completion reported it cancelled
+    # Acknowledged synchronous message: T of its receive (non-overtaking),
+    # whose senders' ticks its answer also merges.
+    earlier: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -320,6 +358,29 @@ def _is_rank(r, n: int) -> bool:
 
 def _is_count(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+def _match_fields(c: Call, op: dict, n: int, receive: bool) -> Optional[tuple]:
+    """The optional matching fields of a send op, (comm, tag), or of a
+    recv/post/mprobe op, (comm, src, tag) with "any" for a wildcard; None if
+    the op logs none of them."""
+    keys = ("comm", "src", "tag") if receive else ("comm", "tag")
+    have = [k for k in keys if k in op]
+    if not have:
+        return None
+    kind = op.get("op")
+    _need(len(have) == len(keys), c, f"{kind} op logs {have}; the matching fields "
+                                     f"{list(keys)} go together")
+    comm, tag = op["comm"], op["tag"]
+    _need(isinstance(comm, str) and bool(comm), c, f"{kind} comm {comm!r}")
+    if receive:
+        _need(_is_count(tag) or tag == "any", c, f"{kind} tag {tag!r}: a tag >= 0 or 'any'")
+        src = op["src"]
+        _need(src == "any" or _is_rank(src, n), c,
+              f"{kind} src {src!r}: a rank in 0..{n - 1} or 'any'")
+        return (comm, src, tag)
+    _need(_is_count(tag), c, f"{kind} tag {tag!r}: a tag >= 0")
+    return (comm, tag)
 
 
 def _parse_coll(c: Call, op: dict, n: int) -> dict:
@@ -843,14 +904,19 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
     shmem_locks = _ShmemLocks(n, warnings)
     shmem_flags = _ShmemFlags(n, warnings)
     # Receives seen before their send is known are resolved at the end:
-    # (msg, receiving call, posting or None for a blocking receive).
-    receives: List[Tuple[str, Call, Optional[Posting]]] = []
+    # (msg, receiving call, posting or None for a blocking receive, receive).
+    receives: List[Tuple[str, Call, Optional[Posting], Receive]] = []
+    serial = itertools.count()  # Receive.order
 
     for rank in range(n):
         lst = []
         active: Dict[str, dict] = {}  # req name -> what completing it does
         persistent: Dict[str, str] = {}  # persistent req name -> type, until freed
         handles: Dict[str, Posting] = {}  # matched-probe handle -> its posting
+        handle_rx: Dict[str, Receive] = {}  # matched-probe handle -> its receive
+        # This rank's posted receives not completed yet (program order): the
+        # candidates of the non-overtaking rule for the next posting.
+        pending_rx: Dict[int, Receive] = {}
         coll_count = defaultdict(int)
         pcoll_count = defaultdict(int)  # persistent collectives initialised per comm
         pcoll: Dict[str, list] = {}  # persistent coll req -> [comm, i, starts so far]
@@ -880,6 +946,21 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                 _need(isinstance(h, str) and bool(h), c, f"message handle {h!r}")
                 return h
 
+            def posted(what: str, op: dict, blocking: bool = False) -> Receive:
+                """A receive posted by this op; a non-blocking one stays
+                pending until its completion."""
+                rx = Receive(call=c, order=next(serial), what=what,
+                             want=_match_fields(c, op, n, True),
+                             before=list(pending_rx.values()))
+                if not blocking:
+                    pending_rx[id(rx)] = rx
+                return rx
+
+            def finished(rx: Receive, msg: Optional[str]) -> None:
+                """rx completed here, with msg or cancelled (None)."""
+                pending_rx.pop(id(rx), None)
+                rx.msg, rx.cancelled = msg, msg is None
+
             for op in c.ops:
                 _need(isinstance(op, dict), c, f"op {op!r} is not an object")
                 kind = op.get("op")
@@ -891,7 +972,8 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                     if msg in messages:
                         raise OracleError(f"{c.where()}: message {msg} sent twice (first by "
                                           f"{messages[msg].sender.where()})")
-                    messages[msg] = Message(msg=msg, sender=c, dest=dest, mode=mode)
+                    messages[msg] = Message(msg=msg, sender=c, dest=dest, mode=mode,
+                                            match=_match_fields(c, op, n, False))
                     c.signals.append(("msg", msg))
                     req = op.get("req")
                     if req is None:
@@ -902,14 +984,17 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                         active[req] = dict(type="send", mode=mode, msg=msg)
                 elif kind == "recv":
                     msg = msg_of(op, "recv")
+                    rx = posted("blocking receive", op, blocking=True)
+                    finished(rx, msg)
                     c.waits.append(("msg", msg))
-                    receives.append((msg, c, None))
+                    receives.append((msg, c, None, rx))
                 elif kind == "post":
                     req = op.get("req")
                     start(req, "recv")
                     # Own line excluded: if this call is clocked, its tick is
                     # the answer, else the last clocked call before it.
-                    active[req] = dict(type="recv", posting=Posting(c, last_clocked))
+                    active[req] = dict(type="recv", posting=Posting(c, last_clocked),
+                                       rx=posted(f"receive request {req}", op))
                 elif kind == "complete":
                     req = op.get("req")
                     _need(req in active, c, f"completes unknown or inactive request {req!r}")
@@ -923,12 +1008,15 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                               f"cancelled request {req} names a received msg")
                         if info["type"] == "send":
                             messages[info["msg"]].cancelled = True
+                        elif info["type"] == "recv":
+                            finished(info["rx"], None)
                     elif info["type"] == "recv":
                         msg = op.get("msg")
                         _need(isinstance(msg, str) and msg, c,
                               f"completion of receive request {req} without the msg it got")
+                        finished(info["rx"], msg)
                         c.waits.append(("msg", msg))
-                        receives.append((msg, c, info["posting"]))
+                        receives.append((msg, c, info["posting"], info["rx"]))
                     else:
                         _need(op.get("msg") is None, c,
                               f"completion of {info['type']} request {req} names a received msg")
@@ -1020,19 +1108,23 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                     h = handle_of(op)
                     _need(h not in handles, c, f"message handle {h} probed twice")
                     handles[h] = Posting(c, last_clocked)
+                    handle_rx[h] = posted(f"matched probe {h}", op)
                 elif kind == "mrecv":
                     h = handle_of(op)
                     _need(h in handles, c, f"receives unknown or used message handle {h}")
                     msg = msg_of(op, "mrecv")
+                    rx = handle_rx.pop(h)
+                    finished(rx, msg)
                     c.waits.append(("msg", msg))
-                    receives.append((msg, c, handles.pop(h)))
+                    receives.append((msg, c, handles.pop(h), rx))
                 elif kind == "imrecv":
                     h = handle_of(op)
                     _need(h in handles, c, f"receives unknown or used message handle {h}")
                     req = op.get("req")
                     start(req, "recv")
                     _need(req not in persistent, c, f"MPI_Imrecv into persistent request {req}")
-                    active[req] = dict(type="recv", posting=handles.pop(h))
+                    active[req] = dict(type="recv", posting=handles.pop(h),
+                                       rx=handle_rx.pop(h))
                 else:
                     raise OracleError(f"{c.where()}: unknown op {kind!r}")
             if c.clocked:
@@ -1053,7 +1145,7 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
             warnings.append(f"rank {rank}: message handle {h} from {p.call.where()} "
                             f"never received")
 
-    for msg, c, posting in receives:
+    for msg, c, posting, rx in receives:
         m = messages.get(msg)
         if m is None:
             raise OracleError(f"missing match: {c.where()} received message {msg}, "
@@ -1067,7 +1159,14 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
         if m.cancelled:
             raise OracleError(f"message {msg} from {m.sender.where()} was cancelled but "
                               f"received by {c.where()}")
-        m.recv_call, m.posting = c, posting
+        if rx.want is not None and m.match is not None:
+            comm, src, tag = rx.want
+            if (comm != m.match[0] or src not in ("any", m.sender.rank)
+                    or tag not in ("any", m.match[1])):
+                raise OracleError(f"{rx.where()} wants comm {comm!r} src {src!r} tag {tag!r} "
+                                  f"but got message {msg}, sent by {m.sender.where()} on comm "
+                                  f"{m.match[0]!r} with tag {m.match[1]}")
+        m.recv_call, m.posting, m.rx = c, posting, rx
 
     for m in messages.values():
         if m.recv_call is None and not m.cancelled:
@@ -1077,6 +1176,7 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
                                   f"{m.sender.where()} completed but was never received")
             warnings.append(f"message {m.msg} from {m.sender.where()} was never received")
 
+    _non_overtaking(messages, calls)
     rma.finish()
     annot.finish()
     shmem_locks.finish()
@@ -1093,6 +1193,72 @@ def _analyse(gt: Dict[int, List[dict]], n: int) -> Result:
     return Result(n=n, calls=calls, clocked=clocked, messages=messages,
                   collectives=collectives, warnings=warnings, rma=rma, annot=annot,
                   shmem_locks=shmem_locks, shmem_flags=shmem_flags)
+
+
+def _overtaking_set(b: Receive, messages: Dict[str, Message]) -> List[Receive]:
+    """E(b): the receives that b's match came after by MPI's non-overtaking
+    rule (module docstring). b took a message; needed for the answer to a
+    synchronous one."""
+    cands = [a for a in b.before if not a.cancelled]
+    if not cands:
+        return []
+    m = messages[b.msg]
+    bare = [a for a in cands if a.want is None]
+    if m.match is None or bare:
+        what = ([f"{m.sender.where()} (send of message {m.msg}) logs no comm/tag"]
+                if m.match is None else [])
+        what += [f"{a.where()} logs no comm/src/tag" for a in bare]
+        raise OracleError(
+            f"MPI's non-overtaking rule (needed for the answer to a synchronous message) "
+            f"applies to {b.where()}, which took message {m.msg}, because of the "
+            f"receive(s) pending at its posting: {'; '.join(a.where() for a in cands)}. "
+            f"But {'; '.join(what)}: the program must log the matching fields (gt_match)")
+    comm, tag = m.match
+    out = []
+    for a in cands:
+        acomm, asrc, atag = a.want
+        if acomm == comm and asrc in ("any", m.sender.rank) and atag in ("any", tag):
+            if a.msg is None:
+                raise OracleError(f"{a.where()} could have matched message {m.msg}, taken by "
+                                  f"{b.where()} while it was pending, but it never completed "
+                                  f"(what it matched is unknown): this case of MPI's "
+                                  f"non-overtaking rule is not modelled")
+            out.append(a)
+    return out
+
+
+def _non_overtaking(messages: Dict[str, Message], calls: Dict[int, List[Call]]) -> None:
+    """Set Message.earlier of every acknowledged synchronous message: T of
+    the receive that took it."""
+    acked = sorted({w[1] for lst in calls.values() for c in lst for w in c.waits
+                    if w[0] == "ack"})
+    esets: Dict[int, List[Receive]] = {}  # id(receive) -> E(receive)
+    needed: List[Receive] = []  # receives whose E set the answers need
+    work = [messages[x].rx for x in acked if messages[x].rx is not None]
+    while work:
+        b = work.pop()
+        if id(b) in esets:
+            continue
+        esets[id(b)] = e = _overtaking_set(b, messages)
+        needed.append(b)
+        work.extend(e)
+    # E(b) holds receives posted before b on b's rank: their T sets are done
+    # first in program order.
+    needed.sort(key=lambda r: r.order)
+    tsets: Dict[int, set] = {}
+    for b in needed:
+        t = set()
+        # Latest first: once m_A is in t, so is T(A) (m_A got there through
+        # a receive whose T holds T(A)), and A is skipped.
+        for a in sorted(esets[id(b)], key=lambda r: -r.order):
+            if a.msg not in t:
+                t.add(a.msg)
+                t |= tsets[id(a)]
+        tsets[id(b)] = t
+    for x in acked:
+        m = messages[x]
+        if m.rx is not None:
+            m.earlier = sorted(tsets[id(m.rx)])
 
 
 def _desc_text(desc: tuple) -> str:
@@ -1144,6 +1310,17 @@ def _answer(m: Message) -> Optional[Tuple[Call, int]]:
     return None  # posted before the receiver's first clocked call
 
 
+def _earlier_senders(res: Result, m: Message) -> List[Call]:
+    """The sending calls of m.earlier whose ticks m's answer merges: per
+    rank only the last one, whose tick covers the rank's earlier ones."""
+    last: Dict[int, Call] = {}
+    for x in m.earlier:
+        s = res.messages[x].sender
+        if s.rank not in last or s.line > last[s.rank].line:
+            last[s.rank] = s
+    return [last[r] for r in sorted(last)]
+
+
 def _sources(res: Result, c: Call) -> List[Tuple[Call, int]]:
     """The nodes whose values the recorded clock of c merges."""
     out = []
@@ -1151,9 +1328,11 @@ def _sources(res: Result, c: Call) -> List[Tuple[Call, int]]:
         if w[0] == "msg":
             out.append((res.messages[w[1]].sender, TICK))
         elif w[0] == "ack":
-            a = _answer(res.messages[w[1]])
+            m = res.messages[w[1]]
+            a = _answer(m)
             if a is not None:
                 out.append(a)
+            out.extend((s, TICK) for s in _earlier_senders(res, m))
         elif w[0] == "post":
             win, t, o, k = w[1]
             out.append((res.rma.posts[(win, t, o)][k], TICK))
@@ -1275,15 +1454,21 @@ def _explain(res: Result, c: Call) -> str:
             a = _answer(m)
             if m.posting is None:
                 r = m.recv_call
-                parts.append(f"ack of {w[1]} from rank {r.rank} seq {r.seq} clock {r.clock}")
+                text = f"ack of {w[1]} from rank {r.rank} seq {r.seq} clock {r.clock}"
             elif a is None:
-                parts.append(f"ack of {w[1]}: rank {m.dest} posted before any clocked call")
+                text = f"ack of {w[1]}: rank {m.dest} posted before any clocked call"
             else:
                 r, part = a
-                parts.append(f"ack of {w[1]}: rank {r.rank} clock at the posting "
-                             f"({m.posting.call.name}, gt line {m.posting.call.line + 1}) = "
-                             f"{'tick of' if part == TICK else 'clock of'} seq {r.seq} "
-                             f"{r.tick if part == TICK else r.clock}")
+                text = (f"ack of {w[1]}: rank {r.rank} clock at the posting "
+                        f"({m.posting.call.name}, gt line {m.posting.call.line + 1}) = "
+                        f"{'tick of' if part == TICK else 'clock of'} seq {r.seq} "
+                        f"{r.tick if part == TICK else r.clock}")
+            if m.earlier:
+                msgs = ", ".join(
+                    f"msg {x} from rank {s.rank} seq {s.seq} tick {s.tick}"
+                    for x, s in ((x, res.messages[x].sender) for x in m.earlier))
+                text += f", plus the messages matched before it (non-overtaking): {msgs}"
+            parts.append(text)
         elif w[0] in ("post", "wcomplete"):
             win, a, b, k = w[1]
             if w[0] == "post":

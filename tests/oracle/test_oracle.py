@@ -19,19 +19,27 @@ def line(call, *ops):
     return {"call": call, "ops": list(ops)}
 
 
-def send(msg, dest, mode="std", req=None):
-    op = {"op": "send", "mode": mode, "msg": msg, "dest": dest}
-    if req is not None:
-        op["req"] = req
+def matched(op, keys, match):
+    """op with the optional matching fields (gt_match): match is (comm, tag)
+    for a send, (comm, src, tag) for a receive; None logs none."""
+    if match is not None:
+        op.update(zip(keys, match))
     return op
 
 
-def recv(msg):
-    return {"op": "recv", "msg": msg}
+def send(msg, dest, mode="std", req=None, match=None):
+    op = {"op": "send", "mode": mode, "msg": msg, "dest": dest}
+    if req is not None:
+        op["req"] = req
+    return matched(op, ("comm", "tag"), match)
 
 
-def post(req):
-    return {"op": "post", "req": req}
+def recv(msg, match=None):
+    return matched({"op": "recv", "msg": msg}, ("comm", "src", "tag"), match)
+
+
+def post(req, match=None):
+    return matched({"op": "post", "req": req}, ("comm", "src", "tag"), match)
 
 
 def complete(req, msg=None, cancelled=False):
@@ -130,8 +138,8 @@ def status(req):
     return {"op": "status", "req": req}
 
 
-def mprobe(handle):
-    return {"op": "mprobe", "handle": handle}
+def mprobe(handle, match=None):
+    return matched({"op": "mprobe", "handle": handle}, ("comm", "src", "tag"), match)
 
 
 def mrecv(handle, msg):
@@ -514,6 +522,232 @@ class MatchedProbes(unittest.TestCase):
         gt = {0: [line("MPI_Send", send("0.0", 0)), line("MPI_Mprobe", mprobe("m0"))]}
         res = oracle.evaluate(gt)
         self.assertTrue(any("m0" in w and "never received" in w for w in res.warnings))
+
+
+# Matching fields as the gt library logs them.
+ANY5 = ("world", "any", 5)
+
+
+def ssend(msg, dest, tag=5):
+    return line("MPI_Ssend", send(msg, dest, mode="sync", match=("world", tag)))
+
+
+class NonOvertaking(unittest.TestCase):
+    # MPI's non-overtaking rule for receives: when a receive B of a rank
+    # took a synchronous message while an earlier receive A of that rank,
+    # able to match the same message, was still pending, A had matched its
+    # own message before; the answer to B's sender also merges the tick of
+    # that message's send (and, transitively, of what A's match came after).
+
+    def two_irecvs(self, first=ANY5, tag1=5):
+        """Rank 1 posts a (match `first`) then b (any/5), completing both in
+        one Waitall; rank 0 Ssends 0.0 (tag1) into a, rank 2 Ssends 2.0
+        (tag 5) into b."""
+        return {0: [ssend("0.0", 1, tag1)],
+                1: [line("MPI_Irecv", post("a", match=first)),
+                    line("MPI_Irecv", post("b", match=ANY5)),
+                    line("MPI_Waitall", complete("a", "0.0"), complete("b", "2.0"))],
+                2: [ssend("2.0", 1)]}
+
+    def test_pending_wildcard_receive_orders_the_second_match(self):
+        # No clocked call of rank 1 before its postings: both answers are
+        # zeros. b took 2.0 while a (any/5) was pending, so a had taken 0.0
+        # before: rank 2's Ssend merges rank 0's Ssend tick [1,0,0], while
+        # rank 0's learns nothing of rank 2.
+        res = oracle.evaluate(self.two_irecvs())
+        self.assertEqual(clocks(res), {
+            0: [("MPI_Ssend", [1, 0, 0])],
+            1: [("MPI_Waitall", [1, 1, 1])],
+            2: [("MPI_Ssend", [1, 0, 1])]})
+        self.assertEqual(res.messages["2.0"].earlier, ["0.0"])
+        self.assertEqual(res.messages["0.0"].earlier, [])
+        # A mismatch report names the message of T(b).
+        wrong = as_trace({0: [("MPI_Ssend", [1, 0, 0])], 1: [("MPI_Waitall", [1, 1, 1])],
+                          2: [("MPI_Ssend", [0, 0, 1])]})
+        diffs = "\n".join(oracle.compare(res, wrong))
+        self.assertIn("non-overtaking): msg 0.0 from rank 0 seq 0 tick [1, 0, 0]", diffs)
+
+    def test_first_receive_cannot_match_the_second_message(self):
+        # a wants tag 6 (and got 0.0, sent with tag 6): it could not have
+        # taken 2.0 (tag 5), so b's match says nothing about a's.
+        got = clocks(oracle.evaluate(self.two_irecvs(first=("world", "any", 6), tag1=6)))
+        self.assertEqual(got[2], [("MPI_Ssend", [0, 0, 1])])
+        # Other communicator or other wanted source: no edge either.
+        got = clocks(oracle.evaluate(self.two_irecvs(first=("world", 0, 5))))
+        self.assertEqual(got[2], [("MPI_Ssend", [0, 0, 1])])
+
+    def test_first_receive_completed_before_the_second_posting(self):
+        # a is no longer pending at b's posting: no edge. Its Wait [1,1,0]
+        # is rank 1's clock at b's posting, which already covers 0.0.
+        gt = self.two_irecvs()
+        gt[1] = [line("MPI_Irecv", post("a", match=ANY5)),
+                 line("MPI_Wait", complete("a", "0.0")),
+                 line("MPI_Irecv", post("b", match=ANY5)),
+                 line("MPI_Wait", complete("b", "2.0"))]
+        res = oracle.evaluate(gt)
+        self.assertEqual(clocks(res), {
+            0: [("MPI_Ssend", [1, 0, 0])],
+            1: [("MPI_Wait", [1, 1, 0]), ("MPI_Wait", [1, 2, 1])],
+            2: [("MPI_Ssend", [1, 1, 1])]})
+        self.assertEqual(res.messages["2.0"].earlier, [])
+
+    def test_chain_is_transitive(self):
+        # a1 wants any/5, a2 and a3 any/any; 0.0 (tag 5) -> a1, 2.0 (tag 5)
+        # -> a2, 3.0 (tag 7) -> a3. a1 could not take 3.0 (tag 7), so it is
+        # not in E(a3) = {a2}; but a1 is in E(a2) (it could take 2.0), so
+        # T(a3) = {2.0} + T(a2) = {2.0, 0.0}: rank 3's Ssend merges both
+        # ticks ([0,0,1,1] without the transitive part).
+        anyany = ("world", "any", "any")
+        gt = {0: [ssend("0.0", 1)],
+              1: [line("MPI_Irecv", post("a1", match=ANY5)),
+                  line("MPI_Irecv", post("a2", match=anyany)),
+                  line("MPI_Irecv", post("a3", match=anyany)),
+                  line("MPI_Waitall", complete("a1", "0.0"), complete("a2", "2.0"),
+                       complete("a3", "3.0"))],
+              2: [ssend("2.0", 1)],
+              3: [ssend("3.0", 1, tag=7)]}
+        res = oracle.evaluate(gt)
+        self.assertEqual(clocks(res), {
+            0: [("MPI_Ssend", [1, 0, 0, 0])],
+            1: [("MPI_Waitall", [1, 1, 1, 1])],
+            2: [("MPI_Ssend", [1, 0, 1, 0])],
+            3: [("MPI_Ssend", [1, 0, 1, 1])]})
+        self.assertEqual(res.messages["3.0"].earlier, ["0.0", "2.0"])
+
+    def test_cancelled_first_receive(self):
+        # a was cancelled: it matched nothing, so no edge (and it needs no
+        # matching fields).
+        gt = {0: [],
+              1: [line("MPI_Irecv", post("a")),
+                  line("MPI_Irecv", post("b", match=ANY5)),
+                  line("MPI_Cancel", cancel("a")),
+                  line("MPI_Waitall", complete("a", cancelled=True), complete("b", "2.0"))],
+              2: [ssend("2.0", 1)]}
+        res = oracle.evaluate(gt)
+        self.assertEqual(clocks(res), {0: [], 1: [("MPI_Waitall", [0, 1, 1])],
+                                       2: [("MPI_Ssend", [0, 0, 1])]})
+        self.assertEqual(res.warnings, [])
+
+    def test_blocking_receive_after_a_pending_irecv(self):
+        # b is a blocking Recv: its answer, its own clock [0,1,1], does not
+        # hold 0.0 (a completes later), but a was pending and could take 2.0.
+        gt = {0: [ssend("0.0", 1)],
+              1: [line("MPI_Irecv", post("a", match=ANY5)),
+                  line("MPI_Recv", recv("2.0", match=ANY5)),
+                  line("MPI_Wait", complete("a", "0.0"))],
+              2: [ssend("2.0", 1)]}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Ssend", [1, 0, 0])],
+            1: [("MPI_Recv", [0, 1, 1]), ("MPI_Wait", [1, 2, 1])],
+            2: [("MPI_Ssend", [1, 1, 1])]})
+
+    def test_pending_mprobe(self):
+        # The Mprobe matched 0.0 before the Irecv was posted and is pending
+        # until its Mrecv, after that posting: it is in E(b).
+        gt = {0: [ssend("0.0", 1)],
+              1: [line("MPI_Mprobe", mprobe("h", match=ANY5)),
+                  line("MPI_Irecv", post("b", match=ANY5)),
+                  line("MPI_Mrecv", mrecv("h", "0.0")),
+                  line("MPI_Wait", complete("b", "2.0"))],
+              2: [ssend("2.0", 1)]}
+        self.assertEqual(clocks(oracle.evaluate(gt)), {
+            0: [("MPI_Ssend", [1, 0, 0])],
+            1: [("MPI_Mrecv", [1, 1, 0]), ("MPI_Wait", [1, 2, 1])],
+            2: [("MPI_Ssend", [1, 0, 1])]})
+        # Through MPI_Imrecv it is pending until its request completes.
+        gt[1] = [line("MPI_Improbe", mprobe("h", match=ANY5)),
+                 line("MPI_Imrecv", imrecv("h", "r")),
+                 line("MPI_Irecv", post("b", match=ANY5)),
+                 line("MPI_Waitall", complete("r", "0.0"), complete("b", "2.0"))]
+        self.assertEqual(clocks(oracle.evaluate(gt))[2], [("MPI_Ssend", [1, 0, 1])])
+        # Received before the posting: the Mrecv's clock [1,1,0] is the
+        # answer, no edge needed.
+        gt[1] = [line("MPI_Mprobe", mprobe("h", match=ANY5)),
+                 line("MPI_Mrecv", mrecv("h", "0.0")),
+                 line("MPI_Irecv", post("b", match=ANY5)),
+                 line("MPI_Wait", complete("b", "2.0"))]
+        res = oracle.evaluate(gt)
+        self.assertEqual(clocks(res)[2], [("MPI_Ssend", [1, 1, 1])])
+        self.assertEqual(res.messages["2.0"].earlier, [])
+
+    def test_postings_in_one_call_in_op_order(self):
+        # MPI_Startall posting a then b: a comes first.
+        gt = {0: [ssend("0.0", 1)],
+              1: [line("MPI_Recv_init", init("a", "recv")),
+                  line("MPI_Recv_init", init("b", "recv")),
+                  line("MPI_Startall", post("a", match=ANY5), post("b", match=ANY5)),
+                  line("MPI_Waitall", complete("a", "0.0"), complete("b", "2.0"))],
+              2: [ssend("2.0", 1)]}
+        res = oracle.evaluate(gt)
+        self.assertEqual(res.messages["2.0"].earlier, ["0.0"])
+        self.assertEqual(res.messages["0.0"].earlier, [])
+
+    def test_missing_fields_where_needed(self):
+        gt = self.two_irecvs()
+        gt[1][0] = line("MPI_Irecv", post("a"))
+        with self.assertRaisesRegex(oracle.OracleError,
+                                    r"receive request a posted at rank 1 gt line 1 MPI_Irecv "
+                                    r"logs no comm/src/tag.*must log the matching fields "
+                                    r"\(gt_match\)"):
+            oracle.evaluate(gt)
+        gt = self.two_irecvs()
+        gt[2] = [line("MPI_Ssend", send("2.0", 1, mode="sync"))]
+        with self.assertRaisesRegex(oracle.OracleError, r"rank 2 gt line 1 MPI_Ssend \(send "
+                                                        r"of message 2.0\) logs no comm/tag"):
+            oracle.evaluate(gt)
+
+    def test_missing_fields_where_not_needed(self):
+        def bare(gt):
+            """gt without any matching field."""
+            return {r: [line(c["call"], *[{k: v for k, v in op.items()
+                                           if k not in ("comm", "src", "tag")}
+                                          for op in c["ops"]]) for c in v]
+                    for r, v in gt.items()}
+
+        # Nothing pending at b's posting.
+        gt = self.two_irecvs()
+        gt[1] = [line("MPI_Irecv", post("a")), line("MPI_Wait", complete("a", "0.0")),
+                 line("MPI_Irecv", post("b")), line("MPI_Wait", complete("b", "2.0"))]
+        self.assertEqual(clocks(oracle.evaluate(bare(gt)))[2], [("MPI_Ssend", [1, 1, 1])])
+        # b's message not synchronous (and a's answer has nothing pending).
+        gt = bare(self.two_irecvs())
+        gt[2] = [line("MPI_Send", send("2.0", 1))]
+        self.assertEqual(clocks(oracle.evaluate(gt))[2], [("MPI_Send", [0, 0, 1])])
+
+    def test_pending_receive_that_never_completed(self):
+        # a could have taken 2.0 but was freed: what it matched is unknown.
+        gt = {1: [line("MPI_Irecv", post("a", match=ANY5)),
+                  line("MPI_Irecv", post("b", match=ANY5)),
+                  line("MPI_Request_free", free("a")),
+                  line("MPI_Wait", complete("b", "2.0"))],
+              0: [], 2: [ssend("2.0", 1)]}
+        with self.assertRaisesRegex(oracle.OracleError, "never completed.*not modelled"):
+            oracle.evaluate(gt)
+        # Unable to match it: fine.
+        gt[1][0] = line("MPI_Irecv", post("a", match=("world", 0, 5)))
+        res = oracle.evaluate(gt)
+        self.assertEqual(clocks(res)[2], [("MPI_Ssend", [0, 0, 1])])
+
+    def test_field_validation(self):
+        def one(op):
+            return {0: [line("MPI_Send", send("0.0", 0)), line("MPI_Recv", op)]}
+        for bad, what in ((recv("0.0", match=("world", 3, 5)), "src 3"),
+                          (recv("0.0", match=("world", "any", -1)), "tag -1"),
+                          (recv("0.0", match=("", "any", 5)), "comm ''"),
+                          ({"op": "recv", "msg": "0.0", "comm": "world", "tag": 5},
+                           "go together")):
+            with self.assertRaisesRegex(oracle.OracleError, what):
+                oracle.evaluate(one(bad))
+        with self.assertRaisesRegex(oracle.OracleError, "send tag 'any'"):
+            oracle.evaluate({0: [line("MPI_Send", send("0.0", 0, match=("world", "any")))]})
+        # A receive must want what it got.
+        gt = {0: [line("MPI_Send", send("0.0", 0, match=("world", 5))),
+                  line("MPI_Recv", recv("0.0", match=("world", 0, 6)))]}
+        with self.assertRaisesRegex(oracle.OracleError, "wants comm 'world' src 0 tag 6"):
+            oracle.evaluate(gt)
+        gt[0][1] = line("MPI_Recv", recv("0.0", match=("world", "any", "any")))
+        self.assertEqual(clocks(oracle.evaluate(gt)), {0: [("MPI_Send", [1]),
+                                                           ("MPI_Recv", [2])]})
 
 
 class Neighbourhood(unittest.TestCase):

@@ -181,6 +181,7 @@ int main(int argc, char **argv) {
       gt_reqs_init(&rq);
       gt_unmark(rb[14]);
       check_rc(MPI_Start(&p), "MPI_Start");
+      gt_match(W, left, 70);
       gt_log_post("MPI_Start", &info);
       int k = gt_reqs_add(&rq, p, &info, MSG, 1);
       if (round == 0) {

@@ -75,9 +75,11 @@ program fortran_f08
     ! buffer when it starts) and written once the call returned.
     call gt_begin('MPI_Startall'//c_null_char)
     call gt_unmark(prbuf)
+    call gt_match(dup%MPI_VAL, left, 1)
     call gt_op_post(pinfo(1)%name)
     id = gt_stamp(psbuf)
     call gt_fill(psbuf, MSG)
+    call gt_match(dup%MPI_VAL, right, 1)
     call gt_op_send('std'//c_null_char, id, gt_world_of(dup%MPI_VAL, right), pinfo(2)%name)
     call MPI_Startall(2, preq, ierr)
     call check(ierr, 'MPI_Startall')
@@ -156,6 +158,7 @@ program fortran_f08
     call check(ierr, 'MPI_Mprobe')
     call gt_mhandle_new(handle)
     call gt_begin('MPI_Mprobe'//c_null_char)
+    call gt_match(dup%MPI_VAL, 0, 6)
     call gt_op_mprobe(handle)
     call gt_end()
     call MPI_Mrecv(rbuf(:, 1), MSG, MPI_INTEGER, message, st, ierr)
@@ -247,6 +250,7 @@ contains
     call MPI_Irecv(rbuf(:, k), MSG, MPI_INTEGER, from, tg, comm, reqs(k), ierr)
     call check(ierr, 'MPI_Irecv')
     active(k) = .true.
+    call gt_match(comm%MPI_VAL, from, tg)
     call gt_log_post('MPI_Irecv'//c_null_char, info(k))
   end subroutine post
 
@@ -258,6 +262,7 @@ contains
     id = gt_stamp(sbuf(:, k))
     call gt_fill(sbuf(:, k), MSG)
     call gt_req_send(info(k))
+    call gt_match(comm%MPI_VAL, dest, tg)
     if (mode == 'sync') then
       call MPI_Issend(sbuf(:, k), MSG, MPI_INTEGER, dest, tg, comm, reqs(k), ierr)
       call check(ierr, 'MPI_Issend')

@@ -48,18 +48,22 @@ program fortran_p2p
   if (me == 0) then
     call send_std(token, right, 1, MPI_COMM_WORLD)
     call MPI_Recv(token, MSG, MPI_INTEGER, left, 1, MPI_COMM_WORLD, st, ierr)
+    call gt_match(MPI_COMM_WORLD, left, 1)
     call after_recv(token, .true., left, 1)
   else
     call MPI_Recv(token, MSG, MPI_INTEGER, left, 1, MPI_COMM_WORLD, st, ierr)
+    call gt_match(MPI_COMM_WORLD, left, 1)
     call after_recv(token, .true., left, 1)
     call send_std(token, right, 1, MPI_COMM_WORLD)
   end if
   if (me == 0) then
     call send_sync(token, left, 2, MPI_COMM_WORLD)
     call MPI_Recv(token, MSG, MPI_INTEGER, right, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+    call gt_match(MPI_COMM_WORLD, right, 2)
     call after_recv(token, .false., right, 2)
   else
     call MPI_Recv(token, MSG, MPI_INTEGER, right, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+    call gt_match(MPI_COMM_WORLD, right, 2)
     call after_recv(token, .false., right, 2)
     call send_sync(token, left, 2, MPI_COMM_WORLD)
   end if
@@ -126,6 +130,7 @@ program fortran_p2p
   if (me == n - 1) then
     do k = 1, n - 1
       call MPI_Recv(token, MSG, MPI_INTEGER, MPI_ANY_SOURCE, 30, MPI_COMM_WORLD, st, ierr)
+      call gt_match(MPI_COMM_WORLD, MPI_ANY_SOURCE, 30)
       call after_recv(token, .true., st(MPI_SOURCE), 30)
     end do
   else
@@ -175,6 +180,7 @@ contains
     call gt_fill(buf, MSG)
     call MPI_Send(buf, MSG, MPI_INTEGER, dest, tg, comm, ierr)
     call check(ierr, 'MPI_Send')
+    call gt_match(comm, dest, tg)
     call gt_log_send('MPI_Send'//c_null_char, 'std'//c_null_char, id, comm, dest)
   end subroutine send_std
 
@@ -185,6 +191,7 @@ contains
     call gt_fill(buf, MSG)
     call MPI_Ssend(buf, MSG, MPI_INTEGER, dest, tg, comm, ierr)
     call check(ierr, 'MPI_Ssend')
+    call gt_match(comm, dest, tg)
     call gt_log_send('MPI_Ssend'//c_null_char, 'sync'//c_null_char, id, comm, dest)
   end subroutine send_sync
 
@@ -224,6 +231,7 @@ contains
     call gt_req_recv(info(k), rbuf(:, k))
     call MPI_Irecv(rbuf(:, k), MSG, MPI_INTEGER, from, tg, comm, reqs(k), ierr)
     call check(ierr, 'MPI_Irecv')
+    call gt_match(comm, from, tg)
     call gt_log_post('MPI_Irecv'//c_null_char, info(k))
   end subroutine post
 
@@ -234,6 +242,7 @@ contains
     id = gt_stamp(sbuf(:, k))
     call gt_fill(sbuf(:, k), MSG)
     call gt_req_send(info(k))
+    call gt_match(comm, dest, tg)
     if (mode == 'sync') then
       call MPI_Issend(sbuf(:, k), MSG, MPI_INTEGER, dest, tg, comm, reqs(k), ierr)
       call check(ierr, 'MPI_Issend')

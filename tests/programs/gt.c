@@ -50,6 +50,17 @@ static size_t g_cap = 0;
 static int g_nops = 0;
 static int g_open = 0;
 
+/* Pending matching context (gt_match) for the next send/recv/post/mprobe
+ * op. A receive's wanted source is translated when the op logs it (a send
+ * ignores peer, which then need not be a valid rank). */
+static struct {
+  int set;
+  MPI_Comm comm;
+  char name[48];
+  int peer; /* communicator rank of the wanted source, or MPI_ANY_SOURCE */
+  int tag;
+} g_match;
+
 void gt_fail(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -114,6 +125,7 @@ void gt_init(void) {
 
 void gt_finalize(void) {
   if (g_open) gt_fail("gt: line for a call left open at finalize");
+  if (g_match.set) gt_fail("gt: gt_match context never used");
   if (g_out) {
     if (fclose(g_out) != 0) gt_fail("gt: cannot close the log");
     g_out = NULL;
@@ -265,9 +277,48 @@ void gt_begin(const char *call) {
   append(",\"ops\":[");
 }
 
+void gt_match(MPI_Comm comm, int peer, int tag) {
+  if (g_match.set) gt_fail("gt: gt_match twice without a send/recv/post/mprobe op between");
+  gt_comm_entry *e = need_comm(comm);
+  g_match.set = 1;
+  g_match.comm = comm;
+  snprintf(g_match.name, sizeof g_match.name, "%s", e->name);
+  g_match.peer = peer;
+  g_match.tag = tag;
+}
+
+/* Ops that take a matching context; any other op must not find one. */
+static int takes_match(const char *op) {
+  return !strcmp(op, "send") || !strcmp(op, "recv") || !strcmp(op, "post") ||
+         !strcmp(op, "mprobe");
+}
+
 static void op_start(const char *op) {
   if (!g_open) gt_fail("gt: op %s outside a line", op);
+  if (g_match.set && !takes_match(op)) gt_fail("gt: gt_match context before a %s op", op);
   append("%s{\"op\":\"%s\"", g_nops++ ? "," : "", op);
+}
+
+/* Appends the pending matching context, if any, and clears it: comm and
+ * tag, and for a receive the wanted source as a world rank. Wildcards are
+ * logged as "any". */
+static void append_match(int receive) {
+  if (!g_match.set) return;
+  g_match.set = 0;
+  append(",\"comm\":");
+  append_str(g_match.name);
+  if (receive) {
+    if (g_match.peer == MPI_ANY_SOURCE)
+      append(",\"src\":\"any\"");
+    else
+      append(",\"src\":%d", gt_world_of(g_match.comm, g_match.peer));
+  }
+  if (receive && g_match.tag == MPI_ANY_TAG)
+    append(",\"tag\":\"any\"");
+  else if (g_match.tag < 0)
+    gt_fail("gt: %s tag %d", receive ? "receive" : "send", g_match.tag);
+  else
+    append(",\"tag\":%d", g_match.tag);
 }
 
 void gt_op_send(const char *mode, gt_msgid msg, int dest_world, const char *req) {
@@ -277,18 +328,22 @@ void gt_op_send(const char *mode, gt_msgid msg, int dest_world, const char *req)
     append(",\"req\":");
     append_str(req);
   }
+  append_match(0);
   append("}");
 }
 
 void gt_op_recv(gt_msgid msg) {
   op_start("recv");
-  append(",\"msg\":\"%d.%d\"}", msg.src, msg.cnt);
+  append(",\"msg\":\"%d.%d\"", msg.src, msg.cnt);
+  append_match(1);
+  append("}");
 }
 
 void gt_op_post(const char *req) {
   op_start("post");
   append(",\"req\":");
   append_str(req);
+  append_match(1);
   append("}");
 }
 
@@ -430,6 +485,7 @@ void gt_op_mprobe(const gt_mhandle *h) {
   op_start("mprobe");
   append(",\"handle\":");
   append_str(h->name);
+  append_match(1);
   append("}");
 }
 
@@ -450,6 +506,7 @@ void gt_op_imrecv(const gt_mhandle *h, const char *req) {
 
 void gt_end(void) {
   if (!g_open) gt_fail("gt: gt_end without gt_begin");
+  if (g_match.set) gt_fail("gt: gt_match context left unused at the end of a line");
   g_open = 0;
   append("]}\n");
   if (g_out) {
@@ -556,6 +613,7 @@ static gt_msgid send_impl(const char *mode, int *buf, int count, int dest, int t
   else
     rc = MPI_Ssend(buf, count, MPI_INT, dest, tag, comm);
   check_rc(rc, call);
+  gt_match(comm, dest, tag);
   gt_log_send(call, mode, id, comm, dest);
   return id;
 }
@@ -579,6 +637,7 @@ void gt_recv_raw(int *buf, int count, int src, int tag, MPI_Comm comm, MPI_Statu
   if (!st) st = &local;
   check_rc(MPI_Recv(buf, count, MPI_INT, src, tag, comm, st), "MPI_Recv");
   check_count(st, count, "MPI_Recv");
+  gt_match(comm, src, tag);
   gt_log_recv("MPI_Recv", buf);
 }
 
@@ -644,6 +703,7 @@ static int isend_impl(gt_reqs *s, const char *mode, int *buf, int count, int des
   else
     rc = MPI_Issend(buf, count, MPI_INT, dest, tag, comm, &s->req[k]);
   check_rc(rc, call);
+  gt_match(comm, dest, tag);
   gt_log_isend(call, mode, id, comm, dest, &s->info[k]);
   return k;
 }
@@ -668,6 +728,7 @@ static int irecv_impl(gt_reqs *s, int *buf, int count, int src, int tag, MPI_Com
   s->rcount[k] = count;
   s->verify[k] = verify;
   check_rc(MPI_Irecv(buf, count, MPI_INT, src, tag, comm, &s->req[k]), "MPI_Irecv");
+  gt_match(comm, src, tag);
   gt_log_post("MPI_Irecv", &s->info[k]);
   return k;
 }

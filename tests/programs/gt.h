@@ -16,12 +16,13 @@
  * is allowed and is not clocked. Ranks are always world ranks; requests
  * ("r<k>") and message handles ("m<k>") are named per rank. Ops:
  *
- *   send     {mode, msg, dest[, req]}  a message leaves (signal); without req
- *            a blocking send (mode "sync": also waits for the answer), with
- *            req the initiation of Isend/.../a started persistent send
- *   recv     {msg}                     blocking receive of msg (wait); the
+ *   send     {mode, msg, dest[, req][, comm, tag]}  a message leaves
+ *            (signal); without req a blocking send (mode "sync": also waits
+ *            for the answer), with req the initiation of Isend/.../a started
+ *            persistent send
+ *   recv     {msg[, comm, src, tag]}   blocking receive of msg (wait); the
  *            answer to a sync message is this call's recorded clock
- *   post     {req}                     a receive request is posted here
+ *   post     {req[, comm, src, tag]}   a receive request is posted here
  *            (MPI_Irecv, or MPI_Start(all) of a persistent receive): its
  *            answer clock is the clock at this call
  *   complete {req[, msg][, cancelled]} request completed: a receive (msg it
@@ -37,8 +38,9 @@
  *            carries a fresh msg id
  *   free     {req}                     MPI_Request_free; no primitive
  *   status   {req}                     MPI_Request_get_status; no primitive
- *   mprobe   {handle}                  MPI_Mprobe/MPI_Improbe found a message:
- *            the receive is posted and matched here (its answer clock)
+ *   mprobe   {handle[, comm, src, tag]}  MPI_Mprobe/MPI_Improbe found a
+ *            message: the receive is posted and matched here (its answer
+ *            clock)
  *   mrecv    {handle, msg}             MPI_Mrecv: waits for msg
  *   imrecv   {handle, req}             MPI_Imrecv: req receives the message
  *            of handle; completion as for a receive request
@@ -54,6 +56,15 @@
  *            Rooted kinds name the root's world rank at every member; the
  *            root's group's other members (MPI_PROC_NULL) log the same op
  *            and take no part. "all_to_all" is the bipartite exchange.
+ *
+ * Matching fields (optional, logged after gt_match): "comm" is the
+ * communicator's registered name and "tag" the tag; on a receive (recv,
+ * post, mprobe) "src" and "tag" are what it wants: the source as a world
+ * rank or "any" (MPI_ANY_SOURCE), the tag or "any" (MPI_ANY_TAG). The
+ * oracle needs them for MPI's non-overtaking rule: a receive that took a
+ * synchronous message while an earlier receive of its rank, able to match
+ * that message, was still pending, took it after that earlier one matched
+ * its own message, so the answer also carries that message's send.
  *
  * The k-th coll op on a communicator name (blocking or initiation) is the
  * k-th instance there at every member. Starts of persistent collectives
@@ -189,6 +200,16 @@ int gt_local_world_of(MPI_Comm comm, int comm_rank);
 /* Low-level line building. `mode` is "std", "buffered", "ready" or "sync";
  * `req` may be NULL for blocking calls. */
 void gt_begin(const char *call);
+/* Matching context for the next gt_op_send / gt_op_recv / gt_op_post /
+ * gt_op_mprobe (also through gt_log_*), which logs it as the op's matching
+ * fields and clears it. For a send `peer` is ignored; for a receive it is
+ * the wanted source as a rank of comm (translated with gt_world_of) or
+ * MPI_ANY_SOURCE; `tag` may be MPI_ANY_TAG for a receive. May be called
+ * inside or before the line; a context still pending at another op, at
+ * gt_end or at a second gt_match is a failure. Not thread-safe: call it
+ * under the lock that protects the line. The gt_send/gt_recv/gt_isend/
+ * gt_irecv conveniences (and _raw) call it themselves. */
+void gt_match(MPI_Comm comm, int peer, int tag);
 void gt_op_send(const char *mode, gt_msgid msg, int dest_world, const char *req);
 void gt_op_recv(gt_msgid msg);
 void gt_op_post(const char *req);

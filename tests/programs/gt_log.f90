@@ -72,6 +72,12 @@ module gt_log
       import :: c_int
       integer(c_int), value :: comm
     end subroutine
+    ! The next send/recv/post/mprobe op logs this communicator, peer
+    ! (communicator rank or MPI_ANY_SOURCE) and tag (gt.h).
+    subroutine gt_match(comm, peer, tag) bind(C, name='gt_match')
+      import :: c_int
+      integer(c_int), value :: comm, peer, tag
+    end subroutine
     subroutine gt_begin(call) bind(C, name='gt_begin')
       import :: c_char
       character(kind=c_char), intent(in) :: call(*)

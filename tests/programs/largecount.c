@@ -49,6 +49,7 @@ static void send_c(const char *mode, int *buf, int dest, int tag) {
     rc = MPI_Ssend_c(buf, MSG, MPI_INT, dest, tag, W);
   }
   check_rc(rc, call);
+  gt_match(W, dest, tag);
   log_send(call, mode, id, dest);
 }
 
@@ -56,6 +57,7 @@ static void recv_c(int *buf, int src, int tag) {
   MPI_Status st;
   check_rc(MPI_Recv_c(buf, MSG, MPI_INT, src, tag, W, &st), "MPI_Recv_c");
   expect_count_c(&st, "MPI_Recv_c");
+  gt_match(W, src, tag);
   gt_log_recv("MPI_Recv_c", buf);
   sum += gt_check(buf, MSG);
 }
@@ -66,6 +68,7 @@ static int irecv_c(gt_reqs *s, int *buf, int src, int tag) {
   gt_unmark(buf);
   gt_req_recv(&info, buf);
   check_rc(MPI_Irecv_c(buf, MSG, MPI_INT, src, tag, W, &rq), "MPI_Irecv_c");
+  gt_match(W, src, tag);
   gt_log_post("MPI_Irecv_c", &info);
   return gt_reqs_add(s, rq, &info, MSG, 1);
 }
@@ -80,6 +83,7 @@ static int isend_c(gt_reqs *s, int sync, int *buf, int dest, int tag) {
   check_rc(sync ? MPI_Issend_c(buf, MSG, MPI_INT, dest, tag, W, &rq)
                 : MPI_Isend_c(buf, MSG, MPI_INT, dest, tag, W, &rq),
            call);
+  gt_match(W, dest, tag);
   gt_log_isend(call, sync ? "sync" : "std", id, W, dest, &info);
   return gt_reqs_add(s, rq, &info, 0, 0);
 }
@@ -214,7 +218,9 @@ int main(int argc, char **argv) {
              "MPI_Sendrecv_c");
     expect_count_c(&st, "MPI_Sendrecv_c");
     gt_begin("MPI_Sendrecv_c");
+    gt_match(W, right, 14);
     gt_op_send("std", id, gt_world_of(W, right), NULL);
+    gt_match(W, left, 13);
     gt_op_recv(gt_read(rb[8]));
     gt_end();
     sum += gt_check(rb[8], MSG);
@@ -227,7 +233,9 @@ int main(int argc, char **argv) {
     check_rc(MPI_Sendrecv_replace_c(buf, MSG, MPI_INT, left, 15, right, 15, W, &st),
              "MPI_Sendrecv_replace_c");
     gt_begin("MPI_Sendrecv_replace_c");
+    gt_match(W, left, 15);
     gt_op_send("std", id, gt_world_of(W, left), NULL);
+    gt_match(W, right, 15);
     gt_op_recv(gt_read(buf));
     gt_end();
     sum += gt_check(buf, MSG);
@@ -255,7 +263,9 @@ int main(int argc, char **argv) {
       gt_msgid id = gt_stamp(sb[10]);
       gt_fill(sb[10], MSG);
       gt_begin("MPI_Startall");
+      gt_match(W, left, 16);
       gt_op_post(ri.name);
+      gt_match(W, right, 16);
       gt_op_send("std", id, gt_world_of(W, right), si.name);
       check_rc(MPI_Startall(2, both), "MPI_Startall");
       gt_end();
@@ -286,6 +296,7 @@ int main(int argc, char **argv) {
     check_rc(MPI_Mprobe(left, 17, W, &m, &st), "MPI_Mprobe");
     gt_mhandle_new(&h);
     gt_begin("MPI_Mprobe");
+    gt_match(W, left, 17);
     gt_op_mprobe(&h);
     gt_end();
     check_rc(MPI_Mrecv_c(rb[11], MSG, MPI_INT, &m, &st), "MPI_Mrecv_c");
@@ -298,6 +309,7 @@ int main(int argc, char **argv) {
     check_rc(MPI_Mprobe(left, 18, W, &m, &st), "MPI_Mprobe");
     gt_mhandle_new(&h);
     gt_begin("MPI_Mprobe");
+    gt_match(W, left, 18);
     gt_op_mprobe(&h);
     gt_end();
     MPI_Request ir;

@@ -36,6 +36,7 @@ typedef struct {
   int buf[MSG];
   const char *mode; /* NULL for receives */
   int dest_world;
+  int peer, tag; /* as given at the _init: destination or wanted source */
 } preq;
 
 static preq sends[NMODES], recvs[NMODES], wild[16], wsend, unused;
@@ -48,6 +49,8 @@ static void make_send(preq *p, int m, int dest, int tag) {
   int rc;
   p->mode = mode_name[m];
   p->dest_world = gt_world_of(W, dest);
+  p->peer = dest;
+  p->tag = tag;
   gt_req_send(&p->info);
   switch (m) {
     case M_STD: rc = MPI_Send_init(p->buf, MSG, MPI_INT, dest, tag, W, &p->req); break;
@@ -63,6 +66,8 @@ static void make_send(preq *p, int m, int dest, int tag) {
 
 static void make_recv(preq *p, int src, int tag) {
   p->mode = NULL;
+  p->peer = src;
+  p->tag = tag;
   gt_req_recv(&p->info, p->buf);
   check_rc(MPI_Recv_init(p->buf, MSG, MPI_INT, src, tag, W, &p->req), "MPI_Recv_init");
   gt_begin("MPI_Recv_init");
@@ -73,6 +78,7 @@ static void make_recv(preq *p, int src, int tag) {
 /* Prepares the buffer for a start and logs the op the start performs: a
  * send carries a fresh message id, a receive is posted. */
 static void start_op(preq *p) {
+  gt_match(W, p->peer, p->tag);
   if (p->mode) {
     gt_msgid id = gt_stamp(p->buf);
     gt_fill(p->buf, MSG);

@@ -55,6 +55,7 @@ static void mprobe(int src, int tag, MPI_Message *m, gt_mhandle *h, MPI_Status *
   check_rc(MPI_Mprobe(src, tag, W, m, st), "MPI_Mprobe");
   gt_mhandle_new(h);
   gt_begin("MPI_Mprobe");
+  gt_match(W, src, tag);
   gt_op_mprobe(h);
   gt_end();
   expect_count(st, "MPI_Mprobe");
@@ -68,6 +69,7 @@ static void improbe_polling(int src, int tag, MPI_Message *m, gt_mhandle *h, MPI
     if (flag) {
       gt_mhandle_new(h);
       gt_begin("MPI_Improbe");
+      gt_match(W, src, tag);
       gt_op_mprobe(h);
       gt_end();
       expect_count(st, "MPI_Improbe");

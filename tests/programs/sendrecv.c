@@ -22,7 +22,9 @@ static void sendrecv(int dest, int stag, int src, int rtag) {
   MPI_Status st;
   MPI_Sendrecv(out, MSG, MPI_INT, dest, stag, in, MSG, MPI_INT, src, rtag, W, &st);
   gt_begin("MPI_Sendrecv");
+  gt_match(W, dest, stag);
   gt_op_send("std", id, dest, NULL);
+  gt_match(W, src, rtag);
   gt_op_recv(gt_read(in));
   gt_end();
   sum += gt_check(in, MSG);
@@ -34,7 +36,9 @@ static void sendrecv_replace(int *buf, int count, int dest, int stag, int src, i
   MPI_Status st;
   MPI_Sendrecv_replace(buf, count, MPI_INT, dest, stag, src, rtag, W, &st);
   gt_begin("MPI_Sendrecv_replace");
+  gt_match(W, dest, stag);
   gt_op_send("std", id, dest, NULL);
+  gt_match(W, src, rtag);
   gt_op_recv(gt_read(buf));
   gt_end();
   sum += gt_check(buf, count);
@@ -87,7 +91,9 @@ int main(int argc, char **argv) {
       gt_req_recv(&rq, out);
       gt_begin("MPI_Isendrecv_replace");
     }
+    gt_match(W, k == 0 ? right : left, 30 + k);
     gt_op_send("std", id, k == 0 ? right : left, NULL);
+    gt_match(W, k == 0 ? left : right, 30 + k);
     gt_op_post(rq.name);
     gt_end();
     sendrecv(right, 40 + k, left, 40 + k);

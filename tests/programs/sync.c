@@ -125,7 +125,9 @@ int main(int argc, char **argv) {
     MPI_Status st;
     MPI_Sendrecv(out, MSG, MPI_INT, right, 11, in, MSG, MPI_INT, left, 10, W, &st);
     gt_begin("MPI_Sendrecv");
+    gt_match(W, right, 11);
     gt_op_send("std", id, right, NULL);
+    gt_match(W, left, 10);
     gt_op_recv(gt_read(in));
     gt_end();
     sum += gt_check(in, MSG);

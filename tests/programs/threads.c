@@ -100,6 +100,7 @@ static void post(MPI_Request *req, gt_req *info, int *buf, int src, int tag, MPI
   unlock(&log_mutex);
   check(MPI_Irecv(buf, MSG, MPI_INT, src, tag, c, req), "MPI_Irecv");
   lock(&log_mutex);
+  gt_match(c, src, tag);
   gt_log_post("MPI_Irecv", info);
   unlock(&log_mutex);
   if (ordered) unlock(&order);
@@ -120,6 +121,7 @@ static void isend(MPI_Request *req, gt_req *info, int *buf, const char *mode, in
   else
     check(MPI_Isend(buf, MSG, MPI_INT, dest, tag, c, req), "MPI_Isend");
   lock(&log_mutex);
+  gt_match(c, dest, tag);
   gt_log_isend(sync ? "MPI_Issend" : "MPI_Isend", mode, id, c, dest, info);
   unlock(&log_mutex);
   unlock(&order);

@@ -38,6 +38,40 @@ const Clock& clock_of(const EngineSim& sim, std::uint32_t r, std::int64_t call) 
   return sim.calls(r).at(static_cast<std::size_t>(call)).clock;
 }
 
+// The requests of a random point-to-point run: receives posted and
+// synchronous sends not completed yet, completed now and then, in any order.
+struct RandomRequests {
+  std::vector<std::vector<ReceiveToken>> pending;
+  std::vector<std::vector<SendToken>> acks;
+  explicit RandomRequests(std::uint32_t n) : pending(n), acks(n) {}
+
+  // After each step: someone completes some of its requests, maybe makes a
+  // local call, and some messages are delivered, as a live tool interleaves them.
+  void step(EngineSim& sim, std::mt19937_64& rng, std::uint32_t n) {
+    const auto who = static_cast<std::uint32_t>(rng() % n);
+    if (rng() % 3 == 0 && !pending[who].empty()) {
+      std::shuffle(pending[who].begin(), pending[who].end(), rng);
+      const std::size_t k = 1 + rng() % pending[who].size();
+      std::vector<ReceiveToken> done(pending[who].begin(), pending[who].begin() + k);
+      pending[who].erase(pending[who].begin(), pending[who].begin() + k);
+      sim.wait_all(who, done, rng() % 2);
+    }
+    if (rng() % 3 == 0 && !acks[who].empty()) {
+      sim.wait_acks(who, acks[who]);
+      acks[who].clear();
+    }
+    if (rng() % 4 == 0) sim.local(who);
+    for (int k = static_cast<int>(rng() % 4); k > 0 && sim.step(); --k) {
+    }
+  }
+  void finish(EngineSim& sim, std::uint32_t n) {
+    for (std::uint32_t r = 0; r < n; ++r) {
+      if (!pending[r].empty()) sim.wait_all(r, pending[r]);
+      if (!acks[r].empty()) sim.wait_acks(r, acks[r]);
+    }
+  }
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -342,6 +376,152 @@ TEST_CASE("engine: a synchronous send answered by blocking and by non-blocking r
   }
 }
 
+// MPI's non-overtaking rule for receives (ExchangeControl::order_receive_after).
+TEST_CASE("engine: an answer carries the messages of the receives it was ordered after",
+          "[engine][order]") {
+  SECTION("two wildcard receives: the second's answer carries the first's message") {
+    for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+      INFO("delivery seed " << seed);
+      EngineSim sim(3, seed);
+      const ReceiveToken r1 = sim.irecv(1, 0, kQ);  // snapshot [0,0,0]
+      const ReceiveToken r2 = sim.new_receive(1);
+      sim.follow(1, r2, r1);
+      sim.bind(1, r2, 2, kQ);
+      sim.submit(1, Prog::unclocked(21).snapshot(r2));  // [0,0,0]
+      const auto s0 = sim.send(0, 1, kQ, /*sync=*/true);  // [1,0,0] + answer [0,0,0]
+      const auto s2 = sim.send(2, 1, kQ, /*sync=*/true);  // [0,0,1] + [0,0,0] + [1,0,0]
+      const auto w = sim.wait_all(1, {r1, r2});            // [1,1,1]
+      sim.drain();
+      REQUIRE(sim.check_finished() == "");
+      CHECK(clock_of(sim, 0, s0.call_index) == Clock{1, 0, 0});
+      CHECK(clock_of(sim, 2, s2.call_index) == Clock{1, 0, 1});
+      CHECK(clock_of(sim, 1, w.call_index) == Clock{1, 1, 1});
+    }
+  }
+  SECTION("transitively, and through a blocking receive") {
+    for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+      INFO("delivery seed " << seed);
+      EngineSim sim(4, seed);
+      const ReceiveToken r1 = sim.irecv(1, 0, kQ);
+      const ReceiveToken r2 = sim.new_receive(1);
+      sim.follow(1, r2, r1);
+      sim.bind(1, r2, 2, kQ);
+      sim.submit(1, Prog::unclocked(21).snapshot(r2));
+      const auto s0 = sim.send(0, 1, kQ, /*sync=*/true);   // [1,0,0,0]
+      const auto s2 = sim.send(2, 1, kQ);                  // [0,0,1,0], not synchronous
+      sim.local(3);                                        // [0,0,0,1]
+      const auto s3 = sim.send(3, 1, kQ, /*sync=*/true);   // [0,0,0,2]
+      // A blocking receive ordered after r2 only: r1 comes through r2.
+      const ReceiveToken r3 = sim.new_receive(1);
+      sim.follow(1, r3, r2);
+      sim.bind(1, r3, 3, kQ);
+      const auto rv = sim.submit(1, Prog::clocked_call(20).wait(r3).snapshot(r3));  // [0,1,0,2]
+      const auto w = sim.wait_all(1, {r1, r2});
+      sim.drain();
+      REQUIRE(sim.check_finished() == "");
+      CHECK(clock_of(sim, 0, s0.call_index) == Clock{1, 0, 0, 0});
+      CHECK(clock_of(sim, 1, rv.call_index) == Clock{0, 1, 0, 2});
+      // Its answer: [0,1,0,2] + rank 2's [0,0,1,0] + rank 0's [1,0,0,0].
+      CHECK(clock_of(sim, 3, s3.call_index) == Clock{1, 1, 1, 2});
+      CHECK(clock_of(sim, 1, w.call_index) == Clock{1, 2, 1, 2});
+      (void)s2;
+    }
+  }
+  SECTION("the answer waits for the earlier message without holding the sender") {
+    EngineSim sim(3, 5);
+    const ReceiveToken r1 = sim.irecv(1, 0, kQ);
+    const ReceiveToken r2 = sim.irecv(1, 2, kQ);
+    sim.follow(1, r2, r1);
+    const auto s2 = sim.send(2, 1, kQ, /*sync=*/true, /*needs_reply=*/true);
+    sim.drain();
+    // Rank 0 has not sent yet: rank 2's answer cannot be complete.
+    CHECK_FALSE(sim.engine(2).idle());
+    CHECK(sim.engine(2).must_not_stall());
+    CHECK(sim.host(2).replies.empty());
+    const auto s0 = sim.send(0, 1, kQ);
+    const auto w = sim.wait_all(1, {r1, r2});
+    sim.drain();
+    REQUIRE(sim.check_finished() == "");
+    CHECK_FALSE(sim.engine(2).must_not_stall());
+    CHECK(clock_of(sim, 2, s2.call_index) == Clock{1, 0, 1});
+    CHECK(sim.host(2).replies == std::vector<std::uint64_t>{s2.event_seq});
+    (void)s0;
+    (void)w;
+  }
+  SECTION("an earlier receive kept past its completion, then dropped ones") {
+    EngineSim sim(3, 9);
+    const ReceiveToken r1 = sim.irecv(1, 0, kQ);
+    sim.control(1).keep_receive_order(r1);  // a receive was posted while it was pending
+    const auto s0 = sim.send(0, 1, kQ);
+    const auto w1 = sim.wait_all(1, {r1});  // completes and merges it first
+    sim.drain();
+    const ReceiveToken gone = sim.new_receive(1);  // will match nothing
+    sim.submit(1, Prog::unclocked(21).snapshot(gone));
+    const ReceiveToken r2 = sim.new_receive(1);
+    sim.follow(1, r2, r1);
+    sim.follow(1, r2, gone);
+    sim.bind(1, r2, 2, kQ);
+    sim.submit(1, Prog::unclocked(21).snapshot(r2));  // [0,1,0]
+    sim.control(1).end_receive_order(r1);
+    const auto s2 = sim.send(2, 1, kQ, /*sync=*/true);
+    sim.drain();
+    CHECK_FALSE(sim.engine(2).idle());  // waits for `gone`
+    sim.drop(1, gone);
+    const auto w2 = sim.wait_all(1, {r2});
+    sim.drain();
+    REQUIRE(sim.check_finished() == "");
+    CHECK(clock_of(sim, 1, w1.call_index) == Clock{1, 1, 0});
+    CHECK(clock_of(sim, 2, s2.call_index) == Clock{1, 1, 1});
+    CHECK(clock_of(sim, 1, w2.call_index) == Clock{1, 2, 1});
+    (void)s0;
+  }
+}
+
+TEST_CASE("engine: random receive orders match the reference model", "[engine][order]") {
+  for (std::uint64_t scenario = 1; scenario <= 60; ++scenario) {
+    std::mt19937_64 gen(scenario * 104729);
+    const std::uint32_t n = 2 + gen() % 4;
+    const int steps = 30 + static_cast<int>(gen() % 30);
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+      INFO("scenario " << scenario << " seed " << seed);
+      std::mt19937_64 rng(scenario);
+      EngineSim sim(n, seed);
+      RandomRequests reqs(n);
+      auto& pending = reqs.pending;
+      auto& acks = reqs.acks;
+      for (int s = 0; s < steps; ++s) {
+        const auto src = static_cast<std::uint32_t>(rng() % n);
+        auto dst = static_cast<std::uint32_t>(rng() % (n - 1));
+        if (dst >= src) ++dst;
+        const QueueId q = rng() % 2 ? kQ : kQ2;
+        const bool sync = rng() % 2 == 0;
+        const bool blocking = rng() % 3 == 0;
+        // The new receive follows some of the receives still pending at dst.
+        const ReceiveToken rt = sim.new_receive(dst);
+        for (const ReceiveToken e : pending[dst])
+          if (rng() % 3 == 0) sim.follow(dst, rt, e);
+        sim.bind(dst, rt, src, q);
+        if (!blocking) sim.submit(dst, Prog::unclocked(21).snapshot(rt));
+        if (rng() % 2) {
+          auto [sub, tok] = sim.isend(src, dst, q, sync);
+          if (sync) acks[src].push_back(tok);
+        } else {
+          sim.send(src, dst, q, sync, rng() % 2);
+        }
+        if (blocking) {
+          sim.submit(dst, Prog::clocked_call(20).wait(rt).snapshot(rt), rng() % 2);
+        } else {
+          pending[dst].push_back(rt);
+        }
+        reqs.step(sim, rng, n);
+      }
+      reqs.finish(sim, n);
+      sim.drain();
+      REQUIRE(sim.check_finished() == "");
+    }
+  }
+}
+
 TEST_CASE("engine: dropped receives release what they hold", "[engine]") {
   EngineSim sim(2, 1);
   // Posted as a wildcard (snapshot taken, never bound), then cancelled.
@@ -394,8 +574,9 @@ TEST_CASE("engine: random point-to-point traffic matches the reference model", "
       INFO("scenario " << scenario << " seed " << seed);
       std::mt19937_64 rng(scenario);  // same programs for every delivery order
       EngineSim sim(n, seed);
-      std::vector<std::vector<ReceiveToken>> pending(n);
-      std::vector<std::vector<SendToken>> acks(n);
+      RandomRequests reqs(n);
+      auto& pending = reqs.pending;
+      auto& acks = reqs.acks;
       for (int s = 0; s < steps; ++s) {
         const auto src = static_cast<std::uint32_t>(rng() % n);
         auto dst = static_cast<std::uint32_t>(rng() % (n - 1));
@@ -417,28 +598,9 @@ TEST_CASE("engine: random point-to-point traffic matches the reference model", "
         } else {
           sim.recv(dst, src, q, rng() % 2);
         }
-        // Now and then somebody completes some of its pending requests, in any order.
-        const auto who = static_cast<std::uint32_t>(rng() % n);
-        if (rng() % 3 == 0 && !pending[who].empty()) {
-          std::shuffle(pending[who].begin(), pending[who].end(), rng);
-          const std::size_t k = 1 + rng() % pending[who].size();
-          std::vector<ReceiveToken> done(pending[who].begin(), pending[who].begin() + k);
-          pending[who].erase(pending[who].begin(), pending[who].begin() + k);
-          sim.wait_all(who, done, rng() % 2);
-        }
-        if (rng() % 3 == 0 && !acks[who].empty()) {
-          sim.wait_acks(who, acks[who]);
-          acks[who].clear();
-        }
-        if (rng() % 4 == 0) sim.local(who);
-        // Interleave deliveries with submissions, as a live tool does.
-        for (int k = static_cast<int>(rng() % 4); k > 0 && sim.step(); --k) {
-        }
+        reqs.step(sim, rng, n);
       }
-      for (std::uint32_t r = 0; r < n; ++r) {
-        if (!pending[r].empty()) sim.wait_all(r, pending[r]);
-        if (!acks[r].empty()) sim.wait_acks(r, acks[r]);
-      }
+      reqs.finish(sim, n);
       sim.drain();
       REQUIRE(sim.check_finished() == "");
     }

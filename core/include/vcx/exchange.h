@@ -57,6 +57,20 @@ class ExchangeControl {
   // The answer to this synchronous send will never be waited for.
   virtual void discard_answer(const SendToken& t) = 0;
 
+  // MPI's non-overtaking rule for receives: `later` matched only after
+  // `earlier` had matched (`earlier` was posted first, was still pending, and
+  // could have taken `later`'s message). The answer `later` gives a
+  // synchronous sender then also carries the clock of the message `earlier`
+  // matched and, transitively, what `earlier`'s own answer carries beyond its
+  // posting clock. Declare it before `later` is bound. A dropped `earlier`
+  // (it matched nothing) contributes nothing.
+  virtual void order_receive_after(ReceiveToken later, ReceiveToken earlier) = 0;
+  // Receives not declared yet may still be ordered after `t` (one was posted
+  // while `t` was pending): the engine keeps what `t`'s match brings until
+  // end_receive_order(t), also past its completion.
+  virtual void keep_receive_order(ReceiveToken t) = 0;
+  virtual void end_receive_order(ReceiveToken t) = 0;
+
   // Lets the engine ask whether a posted receive may still be bound to
   // (src, queue): its position depends on events the application has not
   // reported yet (e.g. an earlier wildcard receive still pending). Where a

@@ -33,6 +33,9 @@ class Control final : public ExchangeControl {
   void release_hold(ReceiveToken) override {}
   void abandon_receive(ReceiveToken) override {}
   void discard_answer(const SendToken&) override {}
+  void order_receive_after(ReceiveToken, ReceiveToken) override {}
+  void keep_receive_order(ReceiveToken) override {}
+  void end_receive_order(ReceiveToken) override {}
   void add_pending_receives(const PendingReceives*) override {}
   SendToken reserve_send(Rank dst, QueueId q) override { return SendToken{dst, q, ++sends}; }
 

@@ -478,6 +478,12 @@ class ReferenceModel {
     v.erase(std::remove(v.begin(), v.end(), t.value), v.end());
     bindings_.erase(it);
   }
+  // MPI's non-overtaking rule for receives: `later` matched after `earlier`,
+  // so a synchronous answer from `later` carries the message `earlier`
+  // matched and what `earlier`'s answer carries beyond its own posting.
+  void follow(Rank r, ReceiveToken later, ReceiveToken earlier) {
+    follows_[{r.value, later.value}].push_back(earlier.value);
+  }
   // `second_side`: where the second side of a two-sided group starts (0: one side).
   void group(GroupId g, std::span<const Rank> members, std::uint32_t second_side = 0) {
     groups_[g.value] = Group{std::vector<Rank>(members.begin(), members.end()), second_side};
@@ -530,6 +536,7 @@ class ReferenceModel {
     std::vector<std::size_t> prog, op;
     std::vector<bool> started;
     std::map<MsgKey, Clock> deposits, answers;
+    std::map<MsgKey, std::uint64_t> answer_token;  // the receive that gave the answer
     std::map<std::pair<std::uint64_t, std::uint64_t>, std::map<std::uint32_t, Clock>> contrib;
     std::vector<std::vector<Clock>> out;
     const GrantOrder* grants = nullptr;
@@ -549,6 +556,22 @@ class ReferenceModel {
   }
   bool is_dropped(std::uint32_t r, std::uint64_t token) const {
     return dropped_.count({r, token}) != 0;
+  }
+  // What the receives `token` follows bring to its answer; false while a
+  // message among them has not been signalled yet.
+  bool carry(const State& s, std::uint32_t r, std::uint64_t token, Clock& into) const {
+    auto it = follows_.find({r, token});
+    if (it == follows_.end()) return true;
+    for (const std::uint64_t e : it->second) {
+      if (is_dropped(r, e)) continue;
+      const auto b = binding(r, e);
+      if (!b) return false;
+      auto d = s.deposits.find({b->src.value, r, b->q.a, b->q.b, b->pos});
+      if (d == s.deposits.end()) return false;
+      merge(into, d->second);
+      if (!carry(s, r, e, into)) return false;
+    }
+    return true;
   }
 
   bool advance(State& s, std::uint32_t r) const {
@@ -590,13 +613,20 @@ class ReferenceModel {
       }
       case OpKind::Snapshot: {
         const auto b = binding(r, op.value);
-        if (b) s.answers.emplace(MsgKey{b->src.value, r, b->q.a, b->q.b, b->pos}, c);
+        if (b) {
+          const MsgKey key{b->src.value, r, b->q.a, b->q.b, b->pos};
+          s.answers.emplace(key, c);
+          s.answer_token.emplace(key, op.value);
+        }
         return true;
       }
       case OpKind::WaitAck: {
-        auto it = s.answers.find({r, op.peer.value, op.queue.a, op.queue.b, op.value});
+        const MsgKey key{r, op.peer.value, op.queue.a, op.queue.b, op.value};
+        auto it = s.answers.find(key);
         if (it == s.answers.end()) return false;
-        merge(c, it->second);
+        Clock answer = it->second;
+        if (!carry(s, op.peer.value, s.answer_token.at(key), answer)) return false;
+        merge(c, answer);
         return true;
       }
       case OpKind::CollectiveContribute:
@@ -737,6 +767,7 @@ class ReferenceModel {
       order_;  // (rank, src, queue) -> tokens in binding order
   std::map<std::pair<std::uint32_t, std::uint64_t>, Binding> bindings_;
   std::set<std::pair<std::uint32_t, std::uint64_t>> dropped_;
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<std::uint64_t>> follows_;
   std::map<std::uint64_t, Group> groups_;
 };
 
@@ -828,6 +859,10 @@ class EngineSim {
   void drop(std::uint32_t r, ReceiveToken t) {
     control(r).drop_receive(t);
     ref_.drop(Rank{r}, t);
+  }
+  void follow(std::uint32_t r, ReceiveToken later, ReceiveToken earlier) {
+    control(r).order_receive_after(later, earlier);
+    ref_.follow(Rank{r}, later, earlier);
   }
   SendToken reserve_send(std::uint32_t r, std::uint32_t dst, QueueId q) {
     return control(r).reserve_send(Rank{dst}, q);
@@ -1159,6 +1194,12 @@ class MirrorControl final : public ExchangeControl {
   void hold_receive(ReceiveToken t) override { sim_.control(r_).hold_receive(t); }
   void release_hold(ReceiveToken t) override { sim_.control(r_).release_hold(t); }
   void discard_answer(const SendToken& t) override { sim_.control(r_).discard_answer(t); }
+  void order_receive_after(ReceiveToken later, ReceiveToken earlier) override {
+    sim_.follow(r_, later, earlier);
+  }
+  // Keeping changes how long the engine holds a clock, not what it merges.
+  void keep_receive_order(ReceiveToken t) override { sim_.control(r_).keep_receive_order(t); }
+  void end_receive_order(ReceiveToken t) override { sim_.control(r_).end_receive_order(t); }
   void add_pending_receives(const PendingReceives* p) override {
     sim_.control(r_).add_pending_receives(p);
   }

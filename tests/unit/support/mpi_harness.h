@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <set>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -57,6 +58,11 @@ class RecordingControl final : public ExchangeControl {
   void hold_receive(ReceiveToken t) override { holds.push_back(t.value); }
   void release_hold(ReceiveToken t) override { released_holds.push_back(t.value); }
   void discard_answer(const SendToken& t) override { discarded.push_back(t); }
+  void order_receive_after(ReceiveToken later, ReceiveToken earlier) override {
+    orders.emplace_back(later.value, earlier.value);
+  }
+  void keep_receive_order(ReceiveToken t) override { kept.insert(t.value); }
+  void end_receive_order(ReceiveToken t) override { kept.erase(t.value); }
   void add_pending_receives(const PendingReceives* p) override { pending.push_back(p); }
   // What the engine would learn by asking the registered translator.
   bool may_bind(Rank src, QueueId q) const {
@@ -76,6 +82,8 @@ class RecordingControl final : public ExchangeControl {
   std::vector<std::uint64_t> holds;
   std::vector<std::uint64_t> released_holds;
   std::vector<SendToken> discarded;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> orders;  // (later, earlier)
+  std::set<std::uint64_t> kept;  // receives kept for ordering now
   std::uint64_t last_token = 0;
   std::vector<const PendingReceives*> pending;
   std::map<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>, std::uint64_t> send_seq;

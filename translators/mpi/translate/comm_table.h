@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "vcx/call_program.h"
+#include "receive_order.h"
 #include "vcx/types.h"
 
 namespace vcx::mpi {
@@ -37,6 +38,7 @@ struct CommData {
   std::uint64_t constructions = 0;   // communicator constructors called on it
   std::uint64_t collectives = 0;     // collective instances started on it
   std::deque<PostedReceive> posted;
+  ReceiveOrder order;                // receives later ones may have to follow
   std::int32_t my_rank = -1;         // this process's rank in `members`
 
   // Point-to-point peers: the remote group on an intercommunicator.

@@ -150,7 +150,10 @@ void MpiTranslator::on_request_free(const RequestEvent& e, ExchangeControl& ctl)
   const Request& r = it->second;
   if (!r.persistent || r.active) {
     if (r.kind == ReqKind::SyncSend && r.send) ctl.discard_answer(r.send);
-    if (r.kind == ReqKind::Receive && r.receive) ctl.abandon_receive(r.receive);
+    if (r.kind == ReqKind::Receive && r.receive) {
+      r.comm->order.completed(r.receive, ctl);
+      ctl.abandon_receive(r.receive);
+    }
   }
   requests_.erase(it);
 }
@@ -167,6 +170,8 @@ ReceiveToken MpiTranslator::post_receive(const CommPtr& c, std::int32_t source, 
     p.source = Rank{static_cast<std::uint32_t>(p.want_source)};
     p.tag = p.want_tag;
   }
+  c->order.posted(p.token, p.want_source, p.want_tag, ctl);
+  if (p.resolved) c->order.matched(p.token, p.source, p.tag, ctl);
   c->posted.push_back(p);
   ++unbound_;
   bind_ready(*c, ctl);
@@ -181,6 +186,7 @@ void MpiTranslator::resolve_receive(const CommPtr& c, ReceiveToken t, std::int32
       p.resolved = true;
       p.source = peer_of(*c, status_source);
       p.tag = status_tag;
+      c->order.matched(t, p.source, p.tag, ctl);
     }
     break;
   }
@@ -226,6 +232,7 @@ void MpiTranslator::on_recv(const RecvEvent& e, ExchangeControl& ctl, CallProgra
   out.mark_clocked();
   const ReceiveToken t = post_receive(c, e.source, e.tag, ctl);
   resolve_receive(c, t, e.status_source, e.status_tag, ctl);
+  c->order.completed(t, ctl);
   out.push(token_op(OpKind::Wait, t));
   out.push(token_op(OpKind::Snapshot, t));
 }
@@ -263,6 +270,7 @@ void MpiTranslator::on_mrecv(Call call, const MrecvEvent& e, ExchangeControl& ct
   auto [token, c] = std::move(it->second);
   messages_.erase(it);
   if (call == Call::Mrecv || call == Call::Mrecv_c) {
+    c->order.completed(token, ctl);
     out.mark_clocked();
     out.push(token_op(OpKind::Wait, token));
     return;
@@ -307,11 +315,13 @@ void MpiTranslator::on_completion(const std::uint8_t* payload, std::size_t size,
                 "as if it matched nothing)",
                 self_.value);
           }
+          r.comm->order.unmatched(r.receive, ctl);
           forget_posted(*r.comm, r.receive, ctl);
           ctl.drop_receive(r.receive);
           break;
         }
         if (c.cancelled || c.source == kRankProcNull) {
+          r.comm->order.unmatched(r.receive, ctl);
           forget_posted(*r.comm, r.receive, ctl);
           ctl.drop_receive(r.receive);
           break;
@@ -319,6 +329,7 @@ void MpiTranslator::on_completion(const std::uint8_t* payload, std::size_t size,
         if (r.cancel_requested) ctl.release_hold(r.receive);  // the cancel failed
         r.cancel_requested = false;
         resolve_receive(r.comm, r.receive, c.source, c.tag, ctl);
+        r.comm->order.completed(r.receive, ctl);
         out.mark_clocked();
         out.push(token_op(OpKind::Wait, r.receive));
         break;
@@ -362,6 +373,7 @@ void MpiTranslator::on_sendrecv(const SendrecvEvent& e, ExchangeControl& ctl, Ca
     out.mark_clocked();
     const ReceiveToken t = post_receive(c, e.source, e.recv_tag, ctl);
     resolve_receive(c, t, e.status_source, e.status_tag, ctl);
+    c->order.completed(t, ctl);
     out.push(token_op(OpKind::Wait, t));
     out.push(token_op(OpKind::Snapshot, t));
   }

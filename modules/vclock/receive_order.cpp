@@ -1,0 +1,125 @@
+// Receive order: MPI's non-overtaking rule for receives. When a receive B
+// matched, every earlier-posted receive of this process that was still
+// pending and could have taken B's message had matched before it, so the
+// answer B gives a synchronous sender carries, besides B's posting clock, the
+// clock of the message each of those matched and, transitively, what their
+// own answers carry. The translator names the pairs (order_receive_after);
+// here each receive's contribution (its message's clock joined with its own
+// carry) is handed to the receives that follow it once it is known.
+#include "vclock_engine.h"
+
+namespace vcx::vclock {
+
+void VclockEngine::order_receive_after(ReceiveToken later, ReceiveToken earlier) {
+  Receive* b = receives_.get(later.value);
+  Receive* a = receives_.get(earlier.value);
+  if (!b || !a || later.value == earlier.value) return;
+  if (order_ready(*a)) {
+    add_contribution(*b, *a);
+    return;
+  }
+  followers_[earlier.value].push_back(later.value);
+  ++b->follows_pending;
+}
+
+void VclockEngine::keep_receive_order(ReceiveToken t) {
+  if (Receive* r = receives_.get(t.value)) r->kept = true;
+}
+
+void VclockEngine::end_receive_order(ReceiveToken t) {
+  Receive* r = receives_.get(t.value);
+  if (!r || !r->kept) return;
+  r->kept = false;
+  maybe_release_receive(t.value);
+}
+
+const ClockValue* VclockEngine::matched_clock(const Receive& r) {
+  if (r.matched) return r.matched;
+  if (!r.bound) return nullptr;
+  const InQueue& q = in_[r.key];
+  if (r.pos < q.base) return nullptr;
+  const Slot& s = q.slots[r.pos - q.base];
+  return s.arrived ? s.clock : nullptr;
+}
+
+bool VclockEngine::order_ready(const Receive& r) {
+  if (!r.bound || r.follows_pending > 0 || r.held) return false;
+  // An earlier receive of its queue may still turn out cancelled and move
+  // this one to another message.
+  if (!r.matched && !r.merged && held_before(in_[r.key], r.pos)) return false;
+  return matched_clock(r) != nullptr;
+}
+
+bool VclockEngine::needs_matched(const Receive& r, std::uint64_t token) const {
+  return r.kept || (!followers_.empty() && followers_.count(token) != 0);
+}
+
+void VclockEngine::retain_matched(Receive& r, std::uint64_t token, Slot& s) {
+  if (r.matched || !s.clock || !needs_matched(r, token)) return;
+  r.matched = s.clock;  // ownership moves from the slot to the receive
+  s.clock = nullptr;
+}
+
+void VclockEngine::add_contribution(Receive& to, const Receive& from) {
+  if (!to.carry) to.carry = zeroed_clock();
+  const MutableClockSpan into = pool_.view(to.carry);
+  clock_merge(into, ClockSpan(matched_clock(from), width_));
+  if (from.carry) clock_merge(into, ClockSpan(from.carry, width_));
+}
+
+void VclockEngine::release_followers(std::uint64_t token) {
+  if (followers_.find(token) == followers_.end()) return;
+  std::vector<std::uint64_t> work{token};
+  while (!work.empty()) {
+    const std::uint64_t t = work.back();
+    work.pop_back();
+    Receive* a = receives_.get(t);
+    auto it = followers_.find(t);
+    if (!a || it == followers_.end() || !order_ready(*a)) continue;
+    const std::vector<std::uint64_t> waiting = std::move(it->second);
+    followers_.erase(it);
+    for (const std::uint64_t f : waiting) {
+      Receive* b = receives_.get(f);
+      if (!b || b->follows_pending == 0) continue;
+      add_contribution(*b, *a);
+      if (--b->follows_pending > 0) continue;
+      try_answer(*b, f);
+      work.push_back(f);
+      maybe_release_receive(f);
+    }
+    maybe_release_receive(t);
+  }
+}
+
+void VclockEngine::drop_followers(std::uint64_t token) {
+  auto it = followers_.find(token);
+  if (it == followers_.end()) return;
+  const std::vector<std::uint64_t> waiting = std::move(it->second);
+  followers_.erase(it);
+  for (const std::uint64_t f : waiting) {
+    Receive* b = receives_.get(f);
+    if (!b || b->follows_pending == 0 || --b->follows_pending > 0) continue;
+    try_answer(*b, f);
+    release_followers(f);
+    maybe_release_receive(f);
+  }
+}
+
+void VclockEngine::recheck_followers() {
+  if (followers_.empty()) return;
+  std::vector<std::uint64_t> tokens;
+  tokens.reserve(followers_.size());
+  for (const auto& [t, waiting] : followers_) tokens.push_back(t);
+  for (const std::uint64_t t : tokens) release_followers(t);
+}
+
+void VclockEngine::destroy_receive(std::uint64_t token) {
+  Receive* r = receives_.get(token);
+  if (!r) return;
+  pool_.release(r->snapshot);
+  pool_.release(r->carry);
+  pool_.release(r->matched);
+  receives_.destroy(token);
+}
+
+}  // namespace vcx::vclock
