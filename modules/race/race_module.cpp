@@ -123,6 +123,12 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
           if (read_note(p, &f)) observe(f, b);
           break;
         }
+        case NoteKind::ReceivePosted:
+        case NoteKind::ReceiveBound:
+        case NoteKind::ReceiveOrdered:
+        case NoteKind::ReceiveCompleted:
+        case NoteKind::ReceiveDropped:
+          break;  // the matching, not memory
         case NoteKind::LocalAccesses: {
           LocalAccessesNote n;
           if (!read_note(p, &n)) break;

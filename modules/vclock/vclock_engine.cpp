@@ -550,6 +550,10 @@ void VclockEngine::on_signal(Rank src, const P2PHeader& h, ClockSpan clock) {
   s.synchronous = (h.flags & kSignalSynchronous) != 0;
   s.answered = !s.synchronous;
   s.clock = const_cast<ClockValue*>(clock.data());  // from the pool, owned by the slot now
+  if (!signal_observers_.empty()) {
+    const SignalArrival a{src, key.queue, h.seq, s.synchronous, clock};
+    for (ClockedCallObserver* o : signal_observers_) o->on_signal(a);
+  }
   if (s.discard) {
     const std::uint64_t token = s.receive;  // the slot may be trimmed below
     if (Receive* r = receives_.get(token)) {

@@ -68,7 +68,8 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   std::uint64_t replies_allowed_through() const override;
   void add_observer(ClockedCallObserver* o) override {
     observers_.push_back(o);
-    if (o->wants_notes()) note_observers_.push_back(o);
+    if (o->wants_notes() || o->wants_receive_notes()) note_observers_.push_back(o);
+    if (o->wants_signals()) signal_observers_.push_back(o);
   }
   ClockSpan clock() const override { return clock_.view(); }
   std::uint64_t clocked_calls() const override { return clocked_calls_; }
@@ -477,6 +478,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
 
   std::vector<ClockedCallObserver*> observers_;
   std::vector<ClockedCallObserver*> note_observers_;  // those that want notes
+  std::vector<ClockedCallObserver*> signal_observers_;  // those that want signals
   std::vector<std::uint8_t> notes_;  // the queued programs' notes, in queue order
   std::size_t notes_head_ = 0;       // where the head program's notes start in notes_
   std::vector<std::uint8_t> scratch_;

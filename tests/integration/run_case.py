@@ -3,7 +3,7 @@
 
   run_case.py --vcx-run PATH --vcx-trace PATH --mpiexec PATH [--oshrun PATH]
               --program PATH -n N [--stall waits|never] [--transport tcp|shm|mpi] [--channel shm|tcp] [--vcx-arg ARG]...
-              [--expect-stderr TEXT] [--timeout S] [--keep]
+              [--expect-stderr TEXT] [--check-matches] [--timeout S] [--keep]
               [-- program args]
   run_case.py --self-check-only --mpiexec PATH --program PATH -n N [...]
 
@@ -18,7 +18,10 @@ Steps (each under --timeout; on timeout the whole process tree is killed):
   3. transparency: same exit code and same sorted stdout lines;
   4. vcx-trace export DIR > trace.jsonl, then (unless --no-clock-check) the
      oracle compares the tool's clocks with those computed from the tool
-     run's ground truth.
+     run's ground truth;
+  5. with --check-matches, vcx-run also ran --analysis matches --report FILE,
+     and the findings must be exactly the alternatives tests/oracle/
+     matches_oracle.py computes from the tool run's ground truth.
 With --self-check-only only step 1 runs (the oracle's own check of the
 program's log, which needs no tool). On failure the temp dirs are kept and
 their paths printed; on success they are removed (unless --keep).
@@ -44,6 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(HERE, "..", "oracle"))
 import oracle  # noqa: E402
+import matches_oracle  # noqa: E402
 
 TAIL_LINES = 40
 
@@ -211,6 +215,9 @@ def run_case(args, work) -> None:
     if args.stall:
         cmd += ["--stall", args.stall]
     cmd += args.vcx_arg
+    report = os.path.join(work, "report.json")
+    if args.check_matches:
+        cmd += ["--analysis", "matches", "--report", report]
     expected = {}
     if args.transport:
         cmd += ["--transport", args.transport]
@@ -268,6 +275,14 @@ def run_case(args, work) -> None:
         raise CaseFailure("\n".join(failures))
     if failures:
         failures.append(progress(tool_gt, trace_file, args.n))
+
+    if args.check_matches and not failures:
+        out_m, err_m = io.StringIO(), io.StringIO()
+        if matches_oracle.run(tool_gt, report, n=args.n, out=out_m, err=err_m) != 0:
+            failures.append("the matches analysis differs from the oracle:\n"
+                            f"{out_m.getvalue()}{err_m.getvalue()}" + tool.describe())
+        else:
+            print(f"[run_case] {out_m.getvalue().strip()}", flush=True)
 
     partial = " (of an unsuccessful tool run)" if failures else ""
     if args.no_clock_check and not failures:
@@ -386,6 +401,9 @@ def parse(argv):
                          "setting that must have reached the tools)")
     ap.add_argument("--expect-leases", action="store_true",
                     help="check that some lock acquisitions were made under a lease")
+    ap.add_argument("--check-matches", action="store_true",
+                    help="run --analysis matches too and compare its findings with the "
+                         "matches oracle")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per step")
     ap.add_argument("--self-check-only", action="store_true",
                     help="native run and oracle self-check only")

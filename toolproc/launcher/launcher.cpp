@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "launcher/process.h"
+#include "launcher/matches_report.h"
 #include "launcher/race_report.h"
 #include "vcx/chaos_settings.h"
 #include "launcher/session.h"
@@ -156,8 +157,8 @@ class Supervisor {
  private:
   // Returns an exit code when starting failed, else -1.
   int start_tools() {
-    if (runs_analysis(plan_.options, "race")) {
-      const std::string dir = session_.dir() + "/race";
+    for (const std::string& analysis : plan_.options.analyses) {
+      const std::string dir = session_.dir() + "/" + analysis;
       if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
         say("cannot create " + dir + ": " + std::strerror(errno));
         return kExitToolFailure;
@@ -476,23 +477,36 @@ class Supervisor {
   // The analyses' reports: text on stderr, JSON in --report. Returns the
   // exit code, which --race-exit-code replaces when races were found.
   int report_analyses(int code) {
-    if (!runs_analysis(plan_.options, "race")) return code;
+    if (plan_.options.analyses.empty()) return code;
     // Source lines come from the files on this machine, never from a
     // debuginfod server.
     ::unsetenv("DEBUGINFOD_URLS");
-    const RaceReport race = build_race_report(session_.dir() + "/race", plan_.options.nprocs);
-    for (const auto& p : race.problems) say(p);
-    std::fputs(race.text.c_str(), stderr);
+    nlohmann::json findings = nlohmann::json::array();
+    std::size_t races = 0;
+    if (runs_analysis(plan_.options, "race")) {
+      const RaceReport race = build_race_report(session_.dir() + "/race", plan_.options.nprocs);
+      for (const auto& p : race.problems) say(p);
+      std::fputs(race.text.c_str(), stderr);
+      findings.insert(findings.end(), race.findings.begin(), race.findings.end());
+      races = race.races;
+    }
+    if (runs_analysis(plan_.options, "matches")) {
+      const MatchesReport m =
+          build_matches_report(session_.dir() + "/matches", plan_.options.nprocs);
+      for (const auto& p : m.problems) say(p);
+      std::fputs(m.text.c_str(), stderr);
+      findings.insert(findings.end(), m.findings.begin(), m.findings.end());
+    }
     std::fflush(stderr);
     if (plan_.options.report_file) {
       std::vector<std::string> program{plan_.options.program};
       program.insert(program.end(), plan_.options.program_args.begin(),
                      plan_.options.program_args.end());
       std::ofstream f(*plan_.options.report_file);
-      f << report_document(program, plan_.options.nprocs, race.findings).dump(2) << '\n';
+      f << report_document(program, plan_.options.nprocs, findings).dump(2) << '\n';
       if (!f) say("cannot write the report " + *plan_.options.report_file);
     }
-    if (race.races > 0 && plan_.options.race_exit_code && code != kExitToolFailure)
+    if (races > 0 && plan_.options.race_exit_code && code != kExitToolFailure)
       return *plan_.options.race_exit_code;
     return code;
   }
@@ -564,8 +578,8 @@ std::vector<std::string> tool_command(const Plan& plan, const std::string& sessi
     cmd.push_back("--option");
     cmd.push_back("trace.dir=" + *plan.trace_dir);
   }
-  if (runs_analysis(plan.options, "race"))
-    append(cmd, {"--option", "race.dir=" + session_dir + "/race"});
+  for (const std::string& analysis : plan.options.analyses)
+    append(cmd, {"--option", analysis + ".dir=" + session_dir + "/" + analysis});
   if (const auto& mib = plan.options.clock_diff_mib)
     append(cmd, {"--option", "vclock.diff-bytes=" + std::to_string(*mib << 20)});
   if (!plan.options.stall.empty()) append(cmd, {"--stall", plan.options.stall});

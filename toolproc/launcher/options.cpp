@@ -59,7 +59,8 @@ po::options_description settings_table() {
      "costs no round trip, and only annotations order flag waits)")
     ("analysis", po::value<std::vector<std::string>>()->composing()->value_name("a,b"),
      "analyses to run, comma-separated: race (data races between one-sided accesses: MPI "
-     "RMA, OpenSHMEM); a report goes to stderr at the end")
+     "RMA, OpenSHMEM), matches (wildcard receives: which other ranks' messages each could "
+     "have matched); a report goes to stderr at the end")
     ("report", po::value<std::string>()->value_name("FILE"),
      "also write the analyses' findings to FILE as JSON (docs/analyses.md)")
     ("race-exit-code", po::value<std::string>()->value_name("N"),

@@ -93,7 +93,7 @@ std::string usage_text(const std::vector<std::string>& installed_modules);
 
 // The analyses --analysis accepts (each a module of that name).
 inline const std::vector<std::string>& known_analyses() {
-  static const std::vector<std::string> names{"race"};
+  static const std::vector<std::string> names{"race", "matches"};
   return names;
 }
 

@@ -258,6 +258,12 @@ bool ToolProcess::notes_wanted() const {
   return false;
 }
 
+bool ToolProcess::receive_notes_wanted() const {
+  for (const ClockedCallObserver* o : observers_)
+    if (o->wants_receive_notes()) return true;
+  return false;
+}
+
 ToolProcess::Counts ToolProcess::subtree_counts() const {
   Counts c = analysis_counts_;
   for (const auto& [child, cc] : child_counts_) {

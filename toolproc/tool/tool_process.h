@@ -61,6 +61,7 @@ class ToolProcess final : public ToolHost {
     return block_.control ? &block_.control->leases : nullptr;
   }
   bool notes_wanted() const override;
+  bool receive_notes_wanted() const override;
   AnalysisLink* analysis_link(const char* module) override;
   std::int32_t app_pid() const override { return app_pid_; }
 

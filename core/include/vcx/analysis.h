@@ -32,6 +32,13 @@ enum class NoteKind : std::uint16_t {
   LocalAccesses = 5,  // LocalAccessesNote: what the rank's loads and stores report
   Ordered = 6,        // CompletionNote: accesses delivered before the rank's later writes
   FlagObserved = 7,   // FlagObservedNote: a wait saw writes to the rank's memory delivered
+  // Point-to-point receives, for analyses of the matching (only written
+  // when some module wants_receive_notes()).
+  ReceivePosted = 8,     // ReceivePostedNote: a receive was posted
+  ReceiveBound = 9,      // ReceiveBoundNote: it takes the next position of a queue
+  ReceiveOrdered = 10,   // ReceiveOrderedNote: one matched before another
+  ReceiveCompleted = 11, // ReceiveNote: the program completed it (this call)
+  ReceiveDropped = 12,   // ReceiveNote: it matched nothing; later ones on its queue move up
 };
 
 struct NoteHeader {
@@ -135,6 +142,49 @@ struct LocalAccessesNote {
   std::uint32_t reserved;
 };
 
+// ---- Receive notes ----
+//
+// Receives are named by the translator's token for them (per rank). Queues
+// are those of the exchange (QueueId of Signal and bind_receive): the n-th
+// receive bound to (source, queue), not dropped, took the n-th signal on it.
+
+inline constexpr std::int32_t kNoteAnySource = -1;
+inline constexpr std::int32_t kNoteAnyTag = -1;
+
+struct ReceivePostedNote {
+  std::uint64_t token;
+  std::uint64_t space;       // queue.a of the queues it can take messages from
+  std::uint64_t pc;          // return address of the posting call, 0 if unknown
+  std::int32_t want_source;  // world rank, or kNoteAnySource
+  std::int32_t want_tag;     // queue.b it can take, or kNoteAnyTag
+  std::uint16_t call;        // the posting call (the program's model)
+  std::uint16_t reserved[3];
+};
+
+struct ReceiveBoundNote {
+  std::uint64_t token;
+  std::uint64_t queue_a;
+  std::uint64_t queue_b;
+  std::uint32_t source;  // world rank
+  std::uint32_t reserved;
+};
+
+// `later` matched only after `earlier` had (MPI's non-overtaking rule for
+// receives; ExchangeControl::order_receive_after). Pairs implied by others
+// may be left out.
+struct ReceiveOrderedNote {
+  std::uint64_t later;
+  std::uint64_t earlier;
+};
+
+struct ReceiveNote {
+  std::uint64_t token;
+};
+
+static_assert(sizeof(ReceivePostedNote) == 40);
+static_assert(sizeof(ReceiveBoundNote) == 32);
+static_assert(sizeof(ReceiveOrderedNote) == 16);
+static_assert(sizeof(ReceiveNote) == 8);
 static_assert(sizeof(NoteHeader) == 8);
 static_assert(sizeof(LocalAccessesNote) == 8);
 static_assert(sizeof(FlagObservedNote) == 24);

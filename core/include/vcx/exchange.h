@@ -96,6 +96,15 @@ struct ClockedCall {
   ClockSpan clock;                // the clock recorded for the call
 };
 
+// A point-to-point signal (a message's clock) that reached this rank's tool.
+struct SignalArrival {
+  Rank source{};
+  QueueId queue{};
+  std::uint64_t position = 0;  // on its queue, from 1
+  bool synchronous = false;
+  ClockSpan clock;             // the sender's clock at the signal
+};
+
 class ClockedCallObserver {
  public:
   virtual ~ClockedCallObserver() = default;
@@ -104,6 +113,12 @@ class ClockedCallObserver {
   // on_clocked_call for a clocked one. Only observers that want_notes().
   virtual void on_notes(const NoteBatch& batch) { (void)batch; }
   virtual bool wants_notes() const { return false; }
+  // Receive notes (NoteKind::ReceivePosted...) too, through on_notes.
+  virtual bool wants_receive_notes() const { return false; }
+  // Every point-to-point signal that reaches this rank, as it arrives (any
+  // time, not in program order); the clock is valid during the call only.
+  virtual bool wants_signals() const { return false; }
+  virtual void on_signal(const SignalArrival& s) { (void)s; }
   // The tool has nothing to do right now (it is about to sleep), or is about
   // to report that its rank is done: the moment to send what was held back
   // to travel in bulk.

@@ -79,6 +79,8 @@ class ToolHost {
   // For analysis modules (vcx/analysis.h). Whether some module wants the
   // translators' notes: without one they write none.
   virtual bool notes_wanted() const { return false; }
+  // Whether some module wants the notes on receives (NoteKind::ReceivePosted...).
+  virtual bool receive_notes_wanted() const { return false; }
   // The link of the module named `module` to its instances in the other
   // tools (one per module name; nullptr where the host has no transport).
   virtual AnalysisLink* analysis_link(const char* module) {

@@ -35,6 +35,15 @@ Rank MpiTranslator::world_of(const std::vector<Rank>& group, std::int32_t rank) 
 }
 
 void MpiTranslator::translate(const EventHeader& ev, ExchangeControl& ctl, CallProgram& out) {
+  if (receive_notes_wanted_ < 0) receive_notes_wanted_ = host_.receive_notes_wanted() ? 1 : 0;
+  if (receive_notes_wanted_ == 0) return dispatch(ev, ctl, out);
+  ReceiveNoting noting(ctl, out);
+  noting_ = &noting;
+  dispatch(ev, noting, out);
+  noting_ = nullptr;
+}
+
+void MpiTranslator::dispatch(const EventHeader& ev, ExchangeControl& ctl, CallProgram& out) {
   if (ev.type >= static_cast<std::uint16_t>(Call::Count))
     host_.fatal("mpi: unknown event type " + std::to_string(ev.type) +
                 " (interceptor and translator from different vcx versions?)");

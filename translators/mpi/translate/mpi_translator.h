@@ -19,6 +19,7 @@
 
 #include "../common/mpi_events.h"
 #include "comm_table.h"
+#include "receive_notes.h"
 #include "vcx/plugin.h"
 #include "vcx/translator.h"
 
@@ -73,6 +74,8 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
     std::int32_t tag = 0;
     std::int32_t root = 0;
   };
+
+  void dispatch(const EventHeader& ev, ExchangeControl& ctl, CallProgram& out);
 
   // ---- point-to-point (p2p.cpp) ----
   void on_send(Call call, const SendEvent& e, ExchangeControl& ctl, CallProgram& out);
@@ -187,6 +190,9 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   std::uint64_t next_access_id_ = 0;
   std::uint16_t windows_made_ = 0;  // this rank's windows, in creation order
   int notes_wanted_ = -1;  // unknown until the first question
+  int receive_notes_wanted_ = -1;
+  // While an event is translated with receive notes: what writes them.
+  ReceiveNoting* noting_ = nullptr;
   // Matched probes: the message handle → its receive and communicator.
   std::unordered_map<std::uint64_t, std::pair<ReceiveToken, CommPtr>> messages_;
   // Constructors collective over a group or a pair of groups, by key.

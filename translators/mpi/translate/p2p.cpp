@@ -170,6 +170,7 @@ ReceiveToken MpiTranslator::post_receive(const CommPtr& c, std::int32_t source, 
     p.source = Rank{static_cast<std::uint32_t>(p.want_source)};
     p.tag = p.want_tag;
   }
+  if (noting_) noting_->posted(p.token, c->id.value, p.want_source, p.want_tag);
   c->order.posted(p.token, p.want_source, p.want_tag, ctl);
   if (p.resolved) c->order.matched(p.token, p.source, p.tag, ctl);
   c->posted.push_back(p);
@@ -233,6 +234,7 @@ void MpiTranslator::on_recv(const RecvEvent& e, ExchangeControl& ctl, CallProgra
   const ReceiveToken t = post_receive(c, e.source, e.tag, ctl);
   resolve_receive(c, t, e.status_source, e.status_tag, ctl);
   c->order.completed(t, ctl);
+  if (noting_) noting_->completed(t);
   out.push(token_op(OpKind::Wait, t));
   out.push(token_op(OpKind::Snapshot, t));
 }
@@ -271,6 +273,7 @@ void MpiTranslator::on_mrecv(Call call, const MrecvEvent& e, ExchangeControl& ct
   messages_.erase(it);
   if (call == Call::Mrecv || call == Call::Mrecv_c) {
     c->order.completed(token, ctl);
+    if (noting_) noting_->completed(token);
     out.mark_clocked();
     out.push(token_op(OpKind::Wait, token));
     return;
@@ -330,6 +333,7 @@ void MpiTranslator::on_completion(const std::uint8_t* payload, std::size_t size,
         r.cancel_requested = false;
         resolve_receive(r.comm, r.receive, c.source, c.tag, ctl);
         r.comm->order.completed(r.receive, ctl);
+        if (noting_) noting_->completed(r.receive);
         out.mark_clocked();
         out.push(token_op(OpKind::Wait, r.receive));
         break;
@@ -374,6 +378,7 @@ void MpiTranslator::on_sendrecv(const SendrecvEvent& e, ExchangeControl& ctl, Ca
     const ReceiveToken t = post_receive(c, e.source, e.recv_tag, ctl);
     resolve_receive(c, t, e.status_source, e.status_tag, ctl);
     c->order.completed(t, ctl);
+    if (noting_) noting_->completed(t);
     out.push(token_op(OpKind::Wait, t));
     out.push(token_op(OpKind::Snapshot, t));
   }

@@ -1,0 +1,209 @@
+// The matches analysis (docs/analyses.md, "Wildcard matches"): for every
+// receive posted with MPI_ANY_SOURCE, the source it matched and the other
+// ranks whose message it could have matched. Each tool decides its own
+// rank's receives from the translator's receive notes and the signals that
+// reach it (WildcardMatches); nothing travels between the tools. At the end
+// each tool writes its results, with its application's memory map so that
+// vcx-run can name source lines, to <matches.dir>/rank-<R>.json.
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "vcx/exchange.h"
+#include "vcx/plugin.h"
+#include "wildcard_matches.h"
+
+namespace vcx::matches {
+namespace {
+
+using nlohmann::json;
+
+// Note batches between two attempts to decide what waits (besides idle times).
+constexpr std::uint64_t kDecideEvery = 256;
+
+class MatchesModule final : public Plugin, public ClockedCallObserver {
+ public:
+  MatchesModule(ToolHost& host, std::string dir)
+      : host_(host), self_(host.rank()), dir_(std::move(dir)),
+        matches_(host.rank(), host.world_size()) {}
+
+  ClockedCallObserver* observer() override { return this; }
+  bool wants_receive_notes() const override { return true; }
+  bool wants_signals() const override { return true; }
+
+  void on_clocked_call(const ClockedCall& c) override { last_seq_ = c.seq; }
+
+  void on_signal(const SignalArrival& s) override {
+    if (self_.value < s.clock.size())
+      matches_.signal(s.source, s.queue, s.position, s.clock[self_.value]);
+  }
+
+  void on_notes(const NoteBatch& b) override {
+    b.for_each([&](NoteKind kind, std::span<const std::uint8_t> p) {
+      switch (kind) {
+        case NoteKind::ReceivePosted: {
+          ReceivePostedNote n;
+          if (read_note(p, &n)) {
+            matches_.posted(n);
+            if (n.want_source == kNoteAnySource) {
+              model_ = b.model;
+              if (maps_.empty()) maps_ = read_maps();  // while the application runs
+            }
+          }
+          break;
+        }
+        case NoteKind::ReceiveBound: {
+          ReceiveBoundNote n;
+          if (read_note(p, &n)) matches_.bound(n);
+          break;
+        }
+        case NoteKind::ReceiveOrdered: {
+          ReceiveOrderedNote n;
+          if (read_note(p, &n)) matches_.ordered(n.later, n.earlier);
+          break;
+        }
+        case NoteKind::ReceiveCompleted: {
+          ReceiveNote n;
+          if (read_note(p, &n))
+            matches_.completed(n.token, b.completion_tick(), b.clocked ? last_seq_ : 0, b.call);
+          break;
+        }
+        case NoteKind::ReceiveDropped: {
+          ReceiveNote n;
+          if (read_note(p, &n)) matches_.dropped(n.token);
+          break;
+        }
+        default:
+          break;  // memory notes are the race analysis's
+      }
+    });
+    if (++batches_ % kDecideEvery == 0) decide(false);
+  }
+
+  void on_idle() override { decide(false); }
+
+  void flush() override {
+    decide(true);
+    write_results();
+  }
+
+ private:
+  void decide(bool final) {
+    matches_.decide(final);
+    for (WildcardResult& r : matches_.results()) {
+      Location& at = locations_[{r.pc, r.call}];
+      at.call = r.call;
+      ++at.receives;
+      if (r.alternatives.empty()) continue;
+      ++at.with_alternatives;
+      findings_.push_back(std::move(r));
+    }
+    matches_.results().clear();
+  }
+
+  // The application's memory map, for naming code addresses later.
+  std::string read_maps() const {
+    const std::int32_t pid = host_.app_pid();
+    if (pid <= 0) return "";
+    std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  void write_results() {
+    if (maps_.empty()) maps_ = read_maps();
+    const auto model = static_cast<std::uint8_t>(model_);
+    json out;
+    out["version"] = 1;
+    out["rank"] = self_.value;
+    out["ranks"] = host_.world_size();
+    out["maps"] = maps_;
+    out["stats"] = json{{"unreported", matches_.unreported()},
+                        {"receives_kept", matches_.receives_kept()},
+                        {"messages_kept", matches_.messages_kept()},
+                        {"peak_messages", matches_.peak_messages()}};
+    json locations = json::array();
+    for (const auto& [key, at] : locations_)
+      locations.push_back(json{{"pc", key.first},
+                               {"call", host_.call_name(model, at.call)},
+                               {"receives", at.receives},
+                               {"with_alternatives", at.with_alternatives}});
+    out["locations"] = std::move(locations);
+    json list = json::array();
+    for (const WildcardResult& r : findings_)
+      list.push_back(json{{"index", r.index},
+                          {"call", host_.call_name(model, r.call)},
+                          {"pc", r.pc},
+                          {"seq", r.completed_seq},
+                          {"completed_by", host_.call_name(model, r.completed_call)},
+                          {"matched_source", r.matched_source},
+                          {"alternative_sources", r.alternatives}});
+    out["results"] = std::move(list);
+    const std::string path = dir_ + "/rank-" + std::to_string(self_.value) + ".json";
+    const std::string tmp = path + ".tmp";
+    {
+      std::ofstream f(tmp);
+      f << out.dump() << '\n';
+      if (!f) {
+        std::fprintf(stderr, "vcx: matches: cannot write %s\n", tmp.c_str());
+        return;
+      }
+    }
+    std::rename(tmp.c_str(), path.c_str());
+  }
+
+  struct Location {
+    std::uint16_t call = 0;
+    std::uint64_t receives = 0;
+    std::uint64_t with_alternatives = 0;
+  };
+
+  ToolHost& host_;
+  Rank self_;
+  std::string dir_;
+  WildcardMatches matches_;
+  Model model_ = Model::Mpi;
+  std::uint64_t last_seq_ = 0;
+  std::uint64_t batches_ = 0;
+  // By the posting call's address (and call, where the address is unknown).
+  std::map<std::pair<std::uint64_t, std::uint16_t>, Location> locations_;
+  std::vector<WildcardResult> findings_;         // receives with alternatives
+  std::string maps_;
+};
+
+const OptionSpec kOptions[] = {
+    {"matches.dir", "", "directory for each tool's results (vcx-run --analysis matches sets it)"},
+    {nullptr, nullptr, nullptr},
+};
+
+Plugin* create(ToolHost& host, std::string* error) {
+  const std::string dir = host.options().get_or("matches.dir", "");
+  if (dir.empty()) {
+    if (error)
+      *error =
+          "matches: no results directory (matches.dir); run it with vcx-run --analysis matches";
+    return nullptr;
+  }
+  return new MatchesModule(host, dir);
+}
+
+const PluginDescriptor kDescriptor = {
+    kPluginAbiVersion,
+    PluginKind::Module,
+    "matches",
+    "wildcard receives: the source each matched and the other ranks whose message it could have "
+    "matched",
+    kOptions,
+    &create,
+    0,  // needs nothing of the run (no stalls)
+};
+
+}  // namespace
+}  // namespace vcx::matches
+
+VCX_PLUGIN(vcx::matches::kDescriptor)
