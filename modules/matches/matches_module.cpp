@@ -42,6 +42,10 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
       matches_.signal(s.source, s.queue, s.position, s.clock[self_.value]);
   }
 
+  void on_signal_sent(Rank dst, QueueId, std::uint64_t) override {
+    if (dst == self_) matches_.sent_to_self();
+  }
+
   void on_notes(const NoteBatch& b) override {
     b.for_each([&](NoteKind kind, std::span<const std::uint8_t> p) {
       switch (kind) {

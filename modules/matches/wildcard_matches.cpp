@@ -104,6 +104,7 @@ void WildcardMatches::mark_known(std::uint64_t token, ClockValue tick, std::uint
 void WildcardMatches::signal(Rank source, QueueId queue, std::uint64_t position,
                              ClockValue entry) {
   if (source.value >= world_) return;
+  if (source == self_ && to_self_in_flight_ > 0) --to_self_in_flight_;
   from_[source.value].push_back(Message{queue, position, entry, false});
   last_entry_[source.value] = std::max(last_entry_[source.value], entry);
   peak_messages_ = std::max(peak_messages_, ++messages_);
@@ -123,6 +124,11 @@ bool WildcardMatches::matched_before(std::uint64_t x, std::uint64_t r_token, con
   // Forgotten receives were known to have matched before every undecided one.
   if (it == receives_.end()) return true;
   return it->second.known_at < r.post_no;
+}
+
+bool WildcardMatches::accepts(const Receive& r, std::uint64_t tag) {
+  return r.want_tag == kNoteAnyTag ? tag < kNoteTagLimit
+                                   : tag == static_cast<std::uint64_t>(r.want_tag);
 }
 
 bool WildcardMatches::try_decide(std::uint64_t token, Receive& r, bool final) {
@@ -161,10 +167,7 @@ bool WildcardMatches::try_decide(std::uint64_t token, Receive& r, bool final) {
     if (s == r.source) continue;
     bool found = false;
     for (const Message& m : from_[s]) {
-      if (m.gone || m.queue.a != r.space) continue;
-      if (r.want_tag != kNoteAnyTag && m.queue.b != static_cast<std::uint64_t>(
-                                                       static_cast<std::uint32_t>(r.want_tag)))
-        continue;
+      if (m.gone || m.queue.a != r.space || !accepts(r, m.queue.b)) continue;
       const std::uint64_t x = receiver(s, m.queue, m.position);
       if (x != 0 && matched_before(x, token, r)) continue;
       found = true;
@@ -172,8 +175,12 @@ bool WildcardMatches::try_decide(std::uint64_t token, Receive& r, bool final) {
       break;
     }
     // Its first such message is still to come; sent after a send that
-    // already knew R's match, it knows it too.
-    if (!found && !final && last_entry_[s] < r.k) return false;
+    // already knew R's match, it knows it too. This rank's own messages to
+    // itself that are still to come are sent after R's completion (its
+    // notes come after the calls before it ran).
+    if (!found && !final) {
+      if (s == self_.value ? to_self_in_flight_ > 0 : last_entry_[s] < r.k) return false;
+    }
   }
   results_.push_back(std::move(out));
   return true;

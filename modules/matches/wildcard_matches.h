@@ -58,6 +58,9 @@ class WildcardMatches {
   // A signal from `source`, with the sender's clock entry for this rank.
   // Signals of one sender arrive in its sending order.
   void signal(Rank source, QueueId queue, std::uint64_t position, ClockValue entry);
+  // This rank sent a signal to itself (its tool ran the send); until it
+  // arrives, a later message to itself may still be a candidate.
+  void sent_to_self() { ++to_self_in_flight_; }
 
   // Decides what can be decided. `final`: no more notes or signals will
   // come; everything is decided with what is known.
@@ -126,6 +129,8 @@ class WildcardMatches {
   // Whether receive `x` matched before R in every execution like this one.
   bool matched_before(std::uint64_t x, std::uint64_t r_token, const Receive& r);
   bool try_decide(std::uint64_t token, Receive& r, bool final);
+  // Whether R could take a message on a queue with this queue.b (its tag).
+  static bool accepts(const Receive& r, std::uint64_t tag);
   void drop_unneeded();
 
   Rank self_;
@@ -136,6 +141,7 @@ class WildcardMatches {
   std::unordered_map<QueueKey, Binds, QueueKeyHash> binds_;
   std::vector<std::deque<Message>> from_;  // per sender, in its sending order
   std::vector<ClockValue> last_entry_;     // per sender: its latest signal's entry for us
+  std::uint64_t to_self_in_flight_ = 0;
   std::size_t messages_ = 0;
   std::size_t peak_messages_ = 0;
   std::size_t unreported_ = 0;

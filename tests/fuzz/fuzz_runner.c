@@ -26,6 +26,19 @@
  *          Some pairs also annotate: the first rank signals the second on
  *          an annotation queue before its messages, the second waits for
  *          it after its receives (vcx/annotate.h).
+ *   fanin  (one round in FANIN_PCT percent, with 3 or more ranks) one
+ *          receiver and a random set of 2 or more other members of its
+ *          part of world or of a live split; each sender sends it one
+ *          message of the round's size (standard, synchronous or
+ *          buffered; blocking, or non-blocking and waited for at once),
+ *          and the receiver takes them all with MPI_ANY_SOURCE: blocking
+ *          MPI_Recv (with the tag or MPI_ANY_TAG), MPI_Irecv completed by
+ *          MPI_Waitall, an MPI_Waitany loop or MPI_Testsome polling, or
+ *          some MPI_Irecv, then blocking receives for the rest, then the
+ *          wait. Each receive could take any sender's message not yet
+ *          taken, so these are the receives with alternative matches. A
+ *          round with an MPI_ANY_TAG receive ends with a barrier. Other
+ *          ranks sit the round out.
  *   coll   a collective on world or on a live split communicator: Barrier,
  *          Bcast, Reduce, Allreduce, Scan, Alltoall, or Ibarrier, Ibcast,
  *          Iallreduce;
@@ -45,16 +58,27 @@
  * completion call (Waitall, Waitany, Testall loops, ...). Every request is
  * complete before the end.
  *
- * Why the receives always get the message the script meant: tags are
- * unique per round and message (whatever the communicator), a rank has one
- * partner per round, and its receives for the messages of a sender are
- * posted in the order that sender sends them, so by MPI's non-overtaking
- * rule the k-th receive for a sender matches its k-th message, wildcards
- * included. A probe sees only messages no earlier receive claimed, so it
- * finds the same message as the receive would. The
+ * Why a p2p round's receives always get the message the script meant:
+ * tags are unique per round and message (whatever the communicator), a
+ * rank has one partner per round, and its receives for the messages of a
+ * sender are posted in the order that sender sends them, so by MPI's
+ * non-overtaking rule the k-th receive for a sender matches its k-th
+ * message, wildcards included. A probe sees only messages no earlier
+ * receive claimed, so it finds the same message as the receive would. The
  * ground truth logs the match MPI made anyway (the message id travels in
  * the payload), and the payload checks fail if the script's reasoning
- * were wrong. */
+ * were wrong.
+ *
+ * A fan-in round's receives are meant to race: each takes one of the
+ * round's messages not taken yet, whichever MPI matches, and the receiver
+ * checks that it got every sender's message exactly once. The tag is the
+ * round's, so no other receive can take them, and every receive of the
+ * round is complete before the round ends. Every message to the receiver
+ * from an earlier round has its receive posted before the fan-in's, and
+ * MPI matches posted receives in posting order, so an MPI_ANY_TAG receive
+ * of the round cannot take it; a message of a later round could, from a
+ * sender or an idle rank that went ahead, so a round with an MPI_ANY_TAG
+ * receive ends with a barrier on world. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -485,6 +509,115 @@ static void round_coll(int round) {
   }
 }
 
+/* ---- Fan-in rounds ---------------------------------------------------------- */
+
+/* One in FANIN_PCT percent of the rounds, with 3 or more ranks. */
+#define FANIN_PCT 20
+
+typedef enum { FANIN_RECV, FANIN_IRECV, FANIN_MIXED } fanin_style;
+
+/* Two or more senders, each with one message, to one receiver, which takes
+ * them with MPI_ANY_SOURCE (see the header comment). The receiver is a
+ * random rank; the senders a random subset of the other members of its
+ * part of world or of a random live split (world when that part has fewer
+ * than 3 members). All messages of the round have one size: a wildcard receive
+ * cannot know whose message it gets, and gt checks the received count. */
+static void round_fanin(int round) {
+  int which = pick(nsplits + 1);
+  const split_comm *s = which == 0 ? NULL : &splits[which - 1];
+  int recv = pick(n); /* world rank */
+  int senders[MAX_RANKS], nothers = 0;
+  for (int w = 0; w < n; ++w)
+    if (w != recv && (!s || s->colour[w] == s->colour[recv])) senders[nothers++] = w;
+  if (nothers < 2) {
+    s = NULL;
+    nothers = 0;
+    for (int w = 0; w < n; ++w)
+      if (w != recv) senders[nothers++] = w;
+  }
+  MPI_Comm c = s ? s->comm : W; /* only used by the receiver and the senders */
+  for (int i = nothers - 1; i > 0; --i) {
+    int j = pick(i + 1), t = senders[i];
+    senders[i] = senders[j];
+    senders[j] = t;
+  }
+  int nsend = 2 + pick(nothers - 1); /* the first nsend of the shuffled others */
+  int tag = round * 2 * MAX_MSGS;    /* this round's p2p tags are free */
+  int large = chance(10);
+  int count = large ? LARGE_COUNT : GT_HDR + pick(30);
+  static const char *modes[] = {"std", "sync", "buffered"};
+  const char *mode[MAX_RANKS];
+  int send_nb[MAX_RANKS];
+  for (int i = 0; i < nsend; ++i) {
+    mode[i] = modes[pick(3)];
+    /* Large buffered messages would only test the attached buffer's size. */
+    if (large && !strcmp(mode[i], "buffered")) mode[i] = "std";
+    send_nb[i] = chance(50);
+  }
+  fanin_style style = (fanin_style)pick(3);
+  int nirecv = style == FANIN_RECV ? 0 : style == FANIN_IRECV ? nsend : 1 + pick(nsend - 1);
+  static const gt_method methods[] = {GT_WAITALL, GT_WAITANY, GT_TESTSOME};
+  gt_method method = methods[pick(3)];
+  /* MPI_ANY_TAG on some blocking receives: the round then ends with a
+   * barrier, or a sender or idle rank already in a later round could send
+   * the receiver a message such a receive would take. */
+  int anytag_round = chance(30), barrier = 0;
+  int anytag[MAX_RANKS] = {0};
+  for (int i = nirecv; i < nsend; ++i) {
+    anytag[i] = anytag_round && chance(50);
+    barrier |= anytag[i];
+  }
+
+  for (int i = 0; i < nsend; ++i) {
+    if (me != senders[i]) continue;
+    int dest = rank_in(c, recv);
+    int *buf = malloc(sizeof(int) * (size_t)count);
+    if (!buf) gt_fail("fuzz: out of memory");
+    if (send_nb[i]) {
+      gt_reqs one;
+      gt_reqs_init(&one);
+      gt_isend(&one, mode[i], buf, count, dest, tag, c);
+      gt_complete(&one, GT_WAIT_EACH);
+    } else {
+      gt_send(mode[i], buf, count, dest, tag, c);
+    }
+    free(buf);
+  }
+
+  if (me == recv) {
+    int *bufs[MAX_RANKS];
+    for (int i = 0; i < nsend; ++i) {
+      bufs[i] = malloc(sizeof(int) * (size_t)count);
+      if (!bufs[i]) gt_fail("fuzz: out of memory");
+    }
+    gt_reqs posted;
+    gt_reqs_init(&posted);
+    for (int i = 0; i < nirecv; ++i) gt_irecv(&posted, bufs[i], count, MPI_ANY_SOURCE, tag, c);
+    MPI_Status st[MAX_RANKS];
+    for (int i = nirecv; i < nsend; ++i)
+      digest += gt_recv(bufs[i], count, MPI_ANY_SOURCE, anytag[i] ? MPI_ANY_TAG : tag, c, &st[i]);
+    gt_complete(&posted, method);
+    digest += posted.digest;
+    /* Whose message each receive got is MPI's choice; every sender's
+     * message must have arrived exactly once. */
+    int got[MAX_RANKS] = {0};
+    for (int i = 0; i < nsend; ++i) {
+      gt_msgid id = gt_read(bufs[i]);
+      int k = 0;
+      while (k < nsend && senders[k] != id.src) ++k;
+      if (k == nsend) gt_fail("fuzz: fan-in receive %d got a message of rank %d", i, id.src);
+      if (got[k]++) gt_fail("fuzz: fan-in got two messages of rank %d", id.src);
+      if (i >= nirecv) expect_match(&st[i], rank_in(c, id.src), tag, "fan-in receive");
+      free(bufs[i]);
+    }
+  }
+
+  if (barrier) {
+    check_rc(MPI_Barrier(W), "MPI_Barrier");
+    gt_log_coll("MPI_Barrier", "all_to_all", W, -1);
+  }
+}
+
 /* ---- Lock epochs ----------------------------------------------------------- */
 
 static MPI_Win win;
@@ -644,8 +777,10 @@ int main(int argc, char **argv) {
   gt_win_fence(0, pscw_win);
 
   for (int round = 0; round < rounds; ++round) {
-    int kind = pick(100);
-    if (kind < 50)
+    int kind = n >= 3 && chance(FANIN_PCT) ? -1 : pick(100);
+    if (kind < 0)
+      round_fanin(round);
+    else if (kind < 50)
       round_p2p(round);
     else if (kind < 75)
       round_coll(round);

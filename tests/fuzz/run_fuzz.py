@@ -2,13 +2,14 @@
 """Fuzz campaign: random MPI or OpenSHMEM programs natively and under vcx-run.
 
   run_fuzz.py --build DIR N [--shmem] [--start-seed S] [--delay-us D]
-              [--rounds R] [--failures DIR] [--timeout S]
+              [--rounds R] [--race] [--matches] [--failures DIR] [--timeout S]
 
 Runs the seeds S .. S+N-1 of vcx-fuzz-runner (tests/fuzz/fuzz_runner.c),
 or with --shmem of vcx-shmem-fuzz-runner (tests/fuzz/shmem_fuzz_runner.c,
 run natively with Open MPI's oshrun), through
 tests/integration/run_case.py: native run, tool run, transparency, and
-the tool's clocks against the oracle. Seed s runs on 2 + s % 3 ranks,
+the tool's clocks against the oracle (with --matches also the matches
+analysis's findings against tests/oracle/matches_oracle.py). Seed s runs on 2 + s % 3 ranks,
 in no-stall mode when s is odd, so consecutive seeds cover every
 combination. With --delay-us D the tools delay their messages by a random
 0..D us (VCX_CHAOS_DELAY_US, VCX_CHAOS_SEED = the program's seed).
@@ -70,6 +71,9 @@ def main(argv=None) -> int:
     ap.add_argument("--race", action="store_true",
                     help="run under vcx-run --analysis race: the report must find no race "
                          "(not checked with --delay-us, whose line is expected instead)")
+    ap.add_argument("--matches", action="store_true",
+                    help="also run --analysis matches: its findings must be the matches "
+                         "oracle's (MPI programs)")
     ap.add_argument("--failures", default="fuzz-failures",
                     help="where failing cases are kept (default ./fuzz-failures)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per step of a case")
@@ -93,6 +97,7 @@ def main(argv=None) -> int:
     for seed in range(args.start_seed, args.start_seed + args.count):
         n, mode = case_of(seed)
         label = (("shmem." if args.shmem else "") + ("race." if args.race else "")
+                 + ("matches." if args.matches else "")
                  + f"seed{seed}.n{n}.{mode}"
                  + (f".delay{args.delay_us}" if args.delay_us else ""))
         cmd = [sys.executable, os.path.abspath(RUN_CASE),
@@ -101,6 +106,8 @@ def main(argv=None) -> int:
                "--mpiexec", mpiexec, *native, "--program", runner, "-n", str(n),
                "--timeout", str(args.timeout)]
         cmd += ["--stall", "never" if mode == "nostall" else "waits"]
+        if args.matches:
+            cmd.append("--check-matches")
         if args.race:
             # Random programs synchronise their one-sided calls: no race.
             cmd += ["--vcx-arg=--analysis", "--vcx-arg=race"]

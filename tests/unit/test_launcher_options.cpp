@@ -1,6 +1,9 @@
 // vcx-run's command line: the mpiexec-like split between launcher options and
 // the program, and the errors users get.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 
 #include <catch2/catch.hpp>
 
@@ -109,7 +112,8 @@ TEST_CASE("launcher options: help wins over everything else", "[launcher]") {
   CHECK(text.find("installed for --modules: trace, extra") != std::string::npos);
   CHECK(text.find("--analysis") != std::string::npos);
   CHECK(text.find("comma-separated: race (data") != std::string::npos);
-  CHECK(text.find("matches") == std::string::npos);
+  CHECK(text.find("matches (wildcard receives") != std::string::npos);
+  CHECK(text.find("deadlock") == std::string::npos);
   CHECK(usage_text({}).find("installed for --modules: none") != std::string::npos);
 }
 
@@ -255,12 +259,43 @@ TEST_CASE("launcher options: analyses, their report and exit code", "[launcher]"
   const auto mods2 = module_list(twice.options);
   CHECK(std::count(mods2.begin(), mods2.end(), "race") == 1);
 
-  auto unknown = parse({"--analysis", "matches", "./app"});
-  CHECK(unknown.error == "--analysis: there is no analysis 'matches' (available: race)");
+  auto unknown = parse({"--analysis", "deadlock", "./app"});
+  CHECK(unknown.error ==
+        "--analysis: there is no analysis 'deadlock' (available: race, matches)");
+  auto both = parse({"--analysis", "matches,race", "--report", "out.json", "./app"});
+  REQUIRE(both.ok());
+  CHECK(both.options.analyses == std::vector<std::string>{"matches", "race"});
   auto no_analysis = parse({"--report", "x.json", "./app"});
   CHECK(no_analysis.error.find("--analysis") != std::string::npos);
   auto bad_code = parse({"--analysis", "race", "--race-exit-code", "300", "./app"});
   CHECK(bad_code.error.find("0..255") != std::string::npos);
   auto code_alone = parse({"--race-exit-code", "3", "./app"});
   CHECK(code_alone.error.find("--analysis race") != std::string::npos);
+}
+
+TEST_CASE("launcher options: --force-match and --force-match-file", "[launcher]") {
+  auto r = parse({"-n", "3", "--force-match", "1:0=2", "--force-match", "2:7=0,1:3=1", "./app"});
+  REQUIRE(r.ok());
+  REQUIRE(r.options.forced_matches.size() == 3);
+  CHECK(r.options.forced_matches[1].rank == 2);
+  CHECK(r.options.forced_matches[1].index == 7);
+  CHECK(r.options.forced_matches[1].source == 0);
+  CHECK(parse({"-n", "3", "--force-match", "1:0", "./app"}).error.find("is not R:I=S") !=
+        std::string::npos);
+  CHECK(parse({"-n", "3", "--force-match", "1:0=3", "./app"}).error.find("outside the 3") !=
+        std::string::npos);
+  CHECK(parse({"-n", "3", "--force-match", "1:0=2,1:0=1", "./app"})
+            .error.find("forced to two sources") != std::string::npos);
+  const std::string file = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                           "/vcx-force-match-test.txt";
+  {
+    std::ofstream f(file);
+    f << "0:1=2\n1:0=0, 2:2=1\n";
+  }
+  auto from_file = parse({"-n", "3", "--force-match-file", file, "./app"});
+  REQUIRE(from_file.ok());
+  CHECK(from_file.options.forced_matches.size() == 3);
+  std::remove(file.c_str());
+  CHECK(parse({"-n", "3", "--force-match-file", file, "./app"}).error.find("cannot read") !=
+        std::string::npos);
 }

@@ -183,9 +183,123 @@ TEST_CASE("mpi: Start of an unknown or non-persistent request does nothing", "[m
 TEST_CASE("mpi: truncated Start events are fatal", "[mpi]") {
   Tx tx(0, 2);
   tx.init(0, 2);
-  StartEvent head{2, 0};  // claims two handles, carries one
+  StartEvent head{2, 0, 0};  // claims two handles, carries one
   const std::vector<std::uint64_t> one{1};
   CHECK_THROWS_AS(tx.feed(with_items(Call::Startall, head, one)), vcx::sim::SimFatal);
+}
+
+// ---------------------------------------------------------------------------
+// The posting call's address in the receive notes (the matches analysis
+// names each wildcard receive by it)
+
+namespace {
+
+std::vector<ReceivePostedNote> posted_notes(const CallProgram& p) {
+  std::vector<ReceivePostedNote> out;
+  NoteBatch b;
+  b.notes = p.notes();
+  b.for_each([&](NoteKind kind, std::span<const std::uint8_t> payload) {
+    ReceivePostedNote n;
+    if (kind == NoteKind::ReceivePosted && read_note(payload, &n)) out.push_back(n);
+  });
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("mpi: a receive's note carries the address of the call that posted it", "[mpi]") {
+  Tx tx(1, 3);
+  tx.host().receive_notes = true;
+  tx.init(1, 3);
+  auto expect_one = [](const CallProgram& p, Call call, std::uint64_t pc) {
+    const std::vector<ReceivePostedNote> n = posted_notes(p);
+    REQUIRE(n.size() == 1);
+    CHECK(n[0].pc == pc);
+    CHECK(n[0].call == static_cast<std::uint16_t>(call));
+    CHECK(n[0].want_source == kNoteAnySource);
+  };
+  SECTION("MPI_Recv") {
+    RecvEvent e{};
+    e.comm = kWorldHandle;
+    e.source = kRankAny;
+    e.tag = 5;
+    e.status_source = 0;
+    e.status_tag = 5;
+    e.pc = 0x4010;
+    expect_one(tx.feed(Event::of(Call::Recv, e)), Call::Recv, 0x4010);
+  }
+  SECTION("MPI_Irecv") {
+    IrecvEvent e{};
+    e.comm = kWorldHandle;
+    e.request = 70;
+    e.source = kRankAny;
+    e.tag = 5;
+    e.pc = 0x4020;
+    expect_one(tx.feed(Event::of(Call::Irecv, e)), Call::Irecv, 0x4020);
+    CHECK(posted_notes(tx.wait(70, 2, 5)).empty());
+  }
+  SECTION("MPI_Sendrecv") {
+    SendrecvEvent e{};
+    e.comm = kWorldHandle;
+    e.dest = 2;
+    e.send_tag = 5;
+    e.source = kRankAny;
+    e.recv_tag = 5;
+    e.status_source = 0;
+    e.status_tag = 5;
+    e.pc = 0x4030;
+    expect_one(tx.feed(Event::of(Call::Sendrecv, e)), Call::Sendrecv, 0x4030);
+  }
+  SECTION("MPI_Isendrecv") {
+    IsendrecvEvent e{};
+    e.comm = kWorldHandle;
+    e.request = 71;
+    e.dest = 2;
+    e.send_tag = 5;
+    e.source = kRankAny;
+    e.recv_tag = 5;
+    e.pc = 0x4040;
+    expect_one(tx.feed(Event::of(Call::Isendrecv, e)), Call::Isendrecv, 0x4040);
+  }
+  SECTION("MPI_Mprobe") {
+    MprobeEvent e{};
+    e.comm = kWorldHandle;
+    e.message = 72;
+    e.source = kRankAny;
+    e.tag = 5;
+    e.status_source = 2;
+    e.status_tag = 5;
+    e.pc = 0x4050;
+    expect_one(tx.feed(Event::of(Call::Mprobe, e)), Call::Mprobe, 0x4050);
+  }
+  SECTION("a persistent receive: the MPI_Start or MPI_Startall that started it") {
+    for (std::uint64_t request : {73, 74}) {
+      IrecvEvent e{};
+      e.comm = kWorldHandle;
+      e.request = request;
+      e.source = kRankAny;
+      e.tag = 5;
+      e.pc = 0x4060;  // MPI_Recv_init's: it posts nothing
+      CHECK(posted_notes(tx.feed(Event::of(Call::Recv_init, e))).empty());
+    }
+    auto start = [&](const std::vector<std::uint64_t>& requests, std::uint64_t pc) {
+      StartEvent head{};
+      head.count = static_cast<std::uint32_t>(requests.size());
+      head.pc = pc;
+      return tx.feed(
+          with_items(requests.size() == 1 ? Call::Start : Call::Startall, head, requests));
+    };
+    expect_one(start({73}, 0x4070), Call::Start, 0x4070);
+    tx.wait(73, 0, 5);
+    expect_one(start({73}, 0x4080), Call::Start, 0x4080);  // each Start its own
+    tx.wait(73, 2, 5);
+    const std::vector<ReceivePostedNote> n = posted_notes(start({73, 74}, 0x4090));
+    REQUIRE(n.size() == 2);
+    for (const ReceivePostedNote& x : n) {
+      CHECK(x.pc == 0x4090);
+      CHECK(x.call == static_cast<std::uint16_t>(Call::Startall));
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -650,6 +650,7 @@ std::vector<std::string> app_command(const Plan& plan, const std::string& preloa
       // -x NAME exports the variable's value to the ranks (only those on
       // this node inherit the environment); the token stays off the command
       // line. LD_PRELOAD goes to the ranks only, not to oshrun's daemons.
+      if (!plan.options.forced_matches.empty()) append(cmd, {"-x", "VCX_FORCE_MATCH"});
       append(cmd, {"-x", "VCX_SESSION_DIR", "-x", "VCX_SESSION_TOKEN", "-x",
                    "VCX_ON_TOOL_FAILURE", "-x", "LD_PRELOAD=" + preload, "-n", n});
       const int per_node = plan.options.ppn > 0 ? plan.options.ppn : plan.options.nprocs;
@@ -774,6 +775,16 @@ Environment app_environment(const Environment& base, const std::string& session_
   env.set("VCX_ON_TOOL_FAILURE", options.on_tool_failure);
   env.set("VCX_SESSION_DIR", session_dir);
   env.set("VCX_SESSION_TOKEN", token);
+  // The interceptor of each rank applies the matches forced on it.
+  std::string forced;
+  for (const auto& f : options.forced_matches)
+    forced += (forced.empty() ? "" : ",") + std::to_string(f.rank) + ":" +
+              std::to_string(f.index) + "=" + std::to_string(f.source);
+  if (forced.empty()) {
+    env.unset("VCX_FORCE_MATCH");
+  } else {
+    env.set("VCX_FORCE_MATCH", forced);
+  }
   return env;
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -63,6 +64,12 @@ po::options_description settings_table() {
      "have matched); a report goes to stderr at the end")
     ("report", po::value<std::string>()->value_name("FILE"),
      "also write the analyses' findings to FILE as JSON (docs/analyses.md)")
+    ("force-match", po::value<std::vector<std::string>>()->composing()->value_name("R:I=S,..."),
+     "replay the program with rank R's wildcard receive number I (0-based, as the matches "
+     "analysis numbers them) matching a message of world rank S instead of MPI_ANY_SOURCE; "
+     "may be repeated")
+    ("force-match-file", po::value<std::string>()->value_name("FILE"),
+     "the same, R:I=S items read from FILE (separated by commas, spaces or lines)")
     ("race-exit-code", po::value<std::string>()->value_name("N"),
      "exit with status N when the race analysis found a race (default: the program's own)")
     ("modules", po::value<std::vector<std::string>>()->composing()->value_name("a,b"),
@@ -620,6 +627,50 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
     if (o.analyses.empty()) {
       r.error = "--report writes the findings of analyses: add one with --analysis (e.g. race)";
       return r;
+    }
+  }
+  {
+    std::vector<std::string> items = names_of(vm, "force-match");
+    if (vm.count("force-match-file")) {
+      const std::string path = vm["force-match-file"].as<std::string>();
+      std::ifstream in(path);
+      if (!in) {
+        r.error = "--force-match-file: cannot read " + path;
+        return r;
+      }
+      std::string item;
+      while (in >> item) {
+        std::stringstream parts(item);
+        std::string one;
+        while (std::getline(parts, one, ','))
+          if (!(one = trim(one)).empty()) items.push_back(one);
+      }
+    }
+    for (const std::string& item : items) {
+      LaunchOptions::ForcedMatch f;
+      char tail = 0;
+      unsigned long long index = 0;
+      if (std::sscanf(item.c_str(), "%d:%llu=%d%c", &f.rank, &index, &f.source, &tail) != 3 ||
+          f.rank < 0 || f.source < 0) {
+        r.error = "--force-match: '" + item +
+                  "' is not R:I=S (rank R's wildcard receive number I matches rank S, e.g. "
+                  "1:0=2)";
+        return r;
+      }
+      f.index = index;
+      if (f.rank >= o.nprocs || f.source >= o.nprocs) {
+        r.error = "--force-match: '" + item + "' names a rank outside the " +
+                  std::to_string(o.nprocs) + " of this run";
+        return r;
+      }
+      for (const auto& g : o.forced_matches)
+        if (g.rank == f.rank && g.index == f.index && g.source != f.source) {
+          r.error = "--force-match: rank " + std::to_string(f.rank) + "'s wildcard receive " +
+                    std::to_string(f.index) + " is forced to two sources (" +
+                    std::to_string(g.source) + " and " + std::to_string(f.source) + ")";
+          return r;
+        }
+      o.forced_matches.push_back(f);
     }
   }
   if (vm.count("race-exit-code")) {

@@ -51,6 +51,14 @@ struct LaunchOptions {
   std::vector<std::string> analyses;       // from --analysis, in order, split at commas
   std::optional<std::string> report_file;  // --report FILE: the analyses' findings as JSON
   std::optional<int> race_exit_code;       // --race-exit-code N
+  // --force-match R:I=S,... and --force-match-file F: rank R's wildcard
+  // receive I matches world rank S (docs/analyses.md, "Replaying").
+  struct ForcedMatch {
+    int rank = 0;
+    std::uint64_t index = 0;
+    int source = 0;
+  };
+  std::vector<ForcedMatch> forced_matches;
   std::optional<std::string> hostfile;     // -f: hydra host file, for both jobs
   int ppn = 0;                             // ranks per node, 0: the launcher's default
   std::string placement = "none";          // none | split | shared | a placement file

@@ -149,7 +149,10 @@ struct LocalAccessesNote {
 // receive bound to (source, queue), not dropped, took the n-th signal on it.
 
 inline constexpr std::int32_t kNoteAnySource = -1;
+// Any tag: a queue.b below kNoteTagLimit. Signals on queues above it (the
+// translators' annotation and collective queues) are never a receive's.
 inline constexpr std::int32_t kNoteAnyTag = -1;
+inline constexpr std::uint64_t kNoteTagLimit = std::uint64_t{1} << 31;
 
 struct ReceivePostedNote {
   std::uint64_t token;

@@ -119,6 +119,12 @@ class ClockedCallObserver {
   // time, not in program order); the clock is valid during the call only.
   virtual bool wants_signals() const { return false; }
   virtual void on_signal(const SignalArrival& s) { (void)s; }
+  // This rank's engine sent a signal (in program order, as it ran the call).
+  virtual void on_signal_sent(Rank dst, QueueId queue, std::uint64_t position) {
+    (void)dst;
+    (void)queue;
+    (void)position;
+  }
   // The tool has nothing to do right now (it is about to sleep), or is about
   // to report that its rank is done: the moment to send what was held back
   // to travel in bulk.

@@ -158,11 +158,14 @@ class SimHost final : public ToolHost {
     throw SimFatal("rank " + std::to_string(rank_.value) + ": " + why);
   }
   channel::LeaseTable* app_leases() override { return leases; }
+  bool receive_notes_wanted() const override { return receive_notes; }
 
   Options options_;
   // The application's lease table, when a test plays the application's
   // side of leases (nullptr: locks are never leased, as over TCP).
   channel::LeaseTable* leases = nullptr;
+  // Whether translators write receive notes (set before the first event).
+  bool receive_notes = false;
   std::vector<std::uint64_t> replies;
 
  private:

@@ -174,6 +174,7 @@ class Tx {
 
   Translator& translator() { return *t_; }
   RecordingControl& rec() { return own_; }
+  vcx::sim::SimHost& host() { return host_; }
 
   CallProgram feed(Event ev) {
     ev.header().seq = ++seq_;

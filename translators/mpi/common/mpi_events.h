@@ -323,6 +323,16 @@ inline constexpr std::int32_t kRankProcNull = -1;
 inline constexpr std::int32_t kRankAny = -2;
 inline constexpr std::int32_t kRankRoot = -3;  // MPI_ROOT
 inline constexpr std::int32_t kTagAny = -1;
+// A wildcard receive that a replay (vcx-run --force-match) posted with a
+// given source instead of MPI_ANY_SOURCE: its event's source is
+// forced_source(rank in the communicator). It is still the program's
+// wildcard receive (it keeps its place among them), matching that source only.
+inline constexpr std::int32_t kRankForcedBase = -16;
+inline constexpr std::int32_t forced_source(std::int32_t rank) { return kRankForcedBase - rank; }
+inline constexpr bool is_forced_source(std::int32_t source) { return source <= kRankForcedBase; }
+inline constexpr std::int32_t unforced_source(std::int32_t source) {
+  return kRankForcedBase - source;
+}
 
 enum class SendMode : std::uint8_t { Standard = 0, Buffered = 1, Ready = 2, Synchronous = 3 };
 
@@ -352,6 +362,7 @@ struct RecvEvent {
   std::int32_t tag;
   std::int32_t status_source;
   std::int32_t status_tag;
+  std::uint64_t pc;  // the application's return address
 };
 
 struct IrecvEvent {
@@ -359,6 +370,7 @@ struct IrecvEvent {
   std::uint64_t request;
   std::int32_t source;
   std::int32_t tag;
+  std::uint64_t pc;  // the application's return address
 };
 
 // One request completed by a Wait/Test family call (its handle as it was
@@ -386,6 +398,7 @@ struct IsendrecvEvent {
   std::int32_t send_tag;
   std::int32_t source;
   std::int32_t recv_tag;
+  std::uint64_t pc;  // the application's return address
 };
 
 struct SendrecvEvent {
@@ -396,6 +409,7 @@ struct SendrecvEvent {
   std::int32_t recv_tag;
   std::int32_t status_source;
   std::int32_t status_tag;
+  std::uint64_t pc;  // the application's return address
 };
 
 // Blocking collectives (before the call), non-blocking initiations and
@@ -411,6 +425,7 @@ struct CollectiveEvent {
 struct StartEvent {
   std::uint32_t count;
   std::uint32_t reserved;
+  std::uint64_t pc;  // the application's return address
 };
 
 struct RequestEvent {  // MPI_Request_free, MPI_Cancel
@@ -425,6 +440,7 @@ struct MprobeEvent {
   std::int32_t tag;
   std::int32_t status_source;
   std::int32_t status_tag;
+  std::uint64_t pc;  // the application's return address
 };
 
 // MPI_Mrecv (status known) or MPI_Imrecv (request; status at completion).
@@ -571,16 +587,16 @@ struct AnnotateEvent {
 
 static_assert(sizeof(InitEvent) == 32);
 static_assert(sizeof(SendEvent) == 32);
-static_assert(sizeof(RecvEvent) == 24);
-static_assert(sizeof(IrecvEvent) == 24);
+static_assert(sizeof(RecvEvent) == 32);
+static_assert(sizeof(IrecvEvent) == 32);
 static_assert(sizeof(Completion) == 24);
 static_assert(sizeof(CompletionEvent) == 8);
-static_assert(sizeof(SendrecvEvent) == 32);
-static_assert(sizeof(IsendrecvEvent) == 32);
+static_assert(sizeof(SendrecvEvent) == 40);
+static_assert(sizeof(IsendrecvEvent) == 40);
 static_assert(sizeof(CollectiveEvent) == 24);
-static_assert(sizeof(StartEvent) == 8);
+static_assert(sizeof(StartEvent) == 16);
 static_assert(sizeof(RequestEvent) == 8);
-static_assert(sizeof(MprobeEvent) == 32);
+static_assert(sizeof(MprobeEvent) == 40);
 static_assert(sizeof(MrecvEvent) == 24);
 static_assert(sizeof(AbortEvent) == 16);
 static_assert(sizeof(CommCreateEvent) == 48);

@@ -1,5 +1,7 @@
 #include "runtime.h"
 
+#include "forced_matches.h"
+
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <link.h>
@@ -139,6 +141,8 @@ std::vector<MPI_Status>& Runtime::statuses() {
   return v;
 }
 
+void Runtime::note_progress() { forced_matches().progress(); }
+
 void Runtime::start(int thread_level) {
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
   int world_size = 0;
@@ -159,6 +163,8 @@ void Runtime::start(int thread_level) {
   setup.end = [] { runtime().stop(); };
   if (!client_.attach(setup)) return;
   serialise_ = setup.serialise;
+  forced_matches().load(world_rank_, world_group_);
+  force_ = forced_matches().active();
   find_shared_done_request();
   start_progress();
 

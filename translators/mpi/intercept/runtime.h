@@ -97,6 +97,7 @@ class Runtime {
   // ticket to wait() on, begin_always_answered()/wait_always() for events
   // the tool answers in either stall mode.
   void* begin(mpi::Call call, std::size_t payload, bool needs_reply) {
+    if (force_) note_progress();
     return client_.begin(Model::Mpi, static_cast<std::uint16_t>(call), payload, needs_reply);
   }
   void* begin_always_answered(mpi::Call call, std::size_t payload) {
@@ -184,6 +185,8 @@ class Runtime {
   // Shared with the OpenSHMEM interceptor in MPI+OpenSHMEM programs.
   intercept::ChannelClient& client_ = intercept::process_client();
   bool serialise_ = false;  // MPI_THREAD_MULTIPLE: several threads push
+  bool force_ = false;      // a replay forces matches (forced_matches.h)
+  static void note_progress();
   int world_rank_ = -1;
   MPI_Group world_group_ = MPI_GROUP_NULL;
 

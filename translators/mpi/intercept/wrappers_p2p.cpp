@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "forced_matches.h"
 #include "runtime.h"
 
 using namespace vcx::mpi_intercept;
@@ -21,6 +22,14 @@ vcx::mpi::SendEvent send_event(MPI_Comm comm, int dest, int tag, SendMode mode,
   ev.tag = tag;
   ev.mode = mode;
   return ev;
+}
+
+// A receive's source as MPI is called with it: the program's, or the one a
+// replay forces (forced_matches.h). Returns the program's.
+int force_source(MPI_Comm comm, int& source) {
+  const int asked = source;
+  source = forced_matches().source_for(comm, source);
+  return asked;
 }
 
 // A blocking send: push first; a synchronous one then waits for its answer.
@@ -61,36 +70,49 @@ int send_init(Call call, SendMode mode, MPI_Comm comm, int dest, int tag, MPI_Re
   return rc;
 }
 
+// `pc` (VCX_CALLER()) is taken by the exported wrapper: only there is the
+// return address the application's.
+// `asked`: the source the program gave; `source`: the one MPI is called with
+// (another only where a replay forces the match, forced_matches.h).
 template <class F>
-int blocking_recv(Call call, MPI_Comm comm, int source, int tag, MPI_Status* status, F&& pmpi) {
+int blocking_recv(Call call, MPI_Comm comm, int asked, int source, int tag, MPI_Status* status,
+                  void* pc, F&& pmpi) {
   Runtime& rt = runtime();
   if (!rt.active()) return pmpi(status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   const int rc = pmpi(st);
   if (rc != MPI_SUCCESS) return rc;
+  forced_matches().posted(asked);
   vcx::mpi::RecvEvent ev{};
   ev.comm = comm_handle(comm);
-  ev.source = event_rank(source);
+  ev.source = ForcedMatches::event_source(asked, source);
   ev.tag = event_tag(tag);
   ev.status_source = event_rank(st->MPI_SOURCE);
   ev.status_tag = st->MPI_TAG;
+  ev.pc = reinterpret_cast<std::uint64_t>(pc);
   rt.wait(rt.push(call, ev, source != MPI_PROC_NULL));
   return rc;
 }
 
 // Irecv and Recv_init: the event names the request.
 template <class F>
-int post_recv(Call call, MPI_Comm comm, int source, int tag, MPI_Request* request,
-              bool persistent, F&& pmpi) {
+int post_recv(Call call, MPI_Comm comm, int asked, int source, int tag, MPI_Request* request,
+              bool persistent, void* pc, F&& pmpi) {
   const int rc = pmpi();
   Runtime& rt = runtime();
   if (rc != MPI_SUCCESS || !rt.active()) return rc;
+  if (!persistent) {
+    forced_matches().posted(asked);
+  } else if (asked == MPI_ANY_SOURCE) {
+    forced_matches().persistent_wildcard(*request);  // each MPI_Start posts one
+  }
   vcx::mpi::IrecvEvent ev{};
   ev.comm = comm_handle(comm);
   ev.request = rt.new_request_id(*request);
-  ev.source = event_rank(source);
+  ev.source = ForcedMatches::event_source(asked, source);
   ev.tag = event_tag(tag);
+  ev.pc = reinterpret_cast<std::uint64_t>(pc);
   rt.push(call, ev, false);
   rt.remember(*request, source != MPI_PROC_NULL ? RequestKind::Waits : RequestKind::Other,
               persistent);
@@ -119,22 +141,24 @@ int sendrecv_yielding(MPI_Status* status, Start&& start) {
 }
 
 template <class F>
-int sendrecv(Call call, int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
-             MPI_Status* status, F&& pmpi) {
+int sendrecv(Call call, int dest, int sendtag, int asked, int source, int recvtag, MPI_Comm comm,
+             MPI_Status* status, void* pc, F&& pmpi) {
   Runtime& rt = runtime();
   if (!rt.active()) return pmpi(status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   const int rc = pmpi(st);
   if (rc != MPI_SUCCESS) return rc;
+  forced_matches().posted(asked);
   vcx::mpi::SendrecvEvent ev{};
   ev.comm = comm_handle(comm);
   ev.dest = event_rank(dest);
   ev.send_tag = sendtag;
-  ev.source = event_rank(source);
+  ev.source = ForcedMatches::event_source(asked, source);
   ev.recv_tag = event_tag(recvtag);
   ev.status_source = event_rank(st->MPI_SOURCE);
   ev.status_tag = st->MPI_TAG;
+  ev.pc = reinterpret_cast<std::uint64_t>(pc);
   rt.wait(rt.push(call, ev, source != MPI_PROC_NULL));
   return rc;
 }
@@ -176,36 +200,40 @@ int matched_irecv(Call call, MPI_Message* message, MPI_Request* request, F&& pmp
 }
 
 template <class F>
-int isendrecv(Call call, int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
-              MPI_Request* request, F&& pmpi) {
+int isendrecv(Call call, int dest, int sendtag, int asked, int source, int recvtag, MPI_Comm comm,
+              MPI_Request* request, void* pc, F&& pmpi) {
   const int rc = pmpi();
   Runtime& rt = runtime();
   if (rc != MPI_SUCCESS || !rt.active()) return rc;
+  forced_matches().posted(asked);
   vcx::mpi::IsendrecvEvent ev{};
   ev.comm = comm_handle(comm);
   ev.request = rt.new_request_id(*request);
   ev.dest = event_rank(dest);
   ev.send_tag = sendtag;
-  ev.source = event_rank(source);
+  ev.source = ForcedMatches::event_source(asked, source);
   ev.recv_tag = event_tag(recvtag);
+  ev.pc = reinterpret_cast<std::uint64_t>(pc);
   rt.push(call, ev, false);
   rt.remember(*request, source != MPI_PROC_NULL ? RequestKind::Waits : RequestKind::Other);
   return rc;
 }
 
-void report_probe(Call call, MPI_Comm comm, int source, int tag, MPI_Message message,
-                  const MPI_Status* st) {
+void report_probe(Call call, MPI_Comm comm, int asked, int source, int tag, MPI_Message message,
+                  const MPI_Status* st, void* pc) {
+  forced_matches().posted(asked);
   vcx::mpi::MprobeEvent ev{};
   ev.comm = comm_handle(comm);
   ev.message = runtime().new_request_id(message);
-  ev.source = event_rank(source);
+  ev.source = ForcedMatches::event_source(asked, source);
   ev.tag = event_tag(tag);
   ev.status_source = event_rank(st->MPI_SOURCE);
   ev.status_tag = st->MPI_TAG;
+  ev.pc = reinterpret_cast<std::uint64_t>(pc);
   runtime().push(call, ev, false);
 }
 
-void report_start(int count, const MPI_Request* requests) {
+void report_start(int count, const MPI_Request* requests, void* pc) {
   Runtime& rt = runtime();
   // The ids first: looking them up takes the lock that begin() holds.
   thread_local std::vector<std::uint64_t> ids;
@@ -214,7 +242,8 @@ void report_start(int count, const MPI_Request* requests) {
   const std::size_t bytes = sizeof(vcx::mpi::StartEvent) + static_cast<std::size_t>(count) * 8;
   auto* p = static_cast<std::uint8_t*>(rt.begin(count == 1 ? Call::Start : Call::Startall, bytes, false));
   if (!p) return;
-  const vcx::mpi::StartEvent head{static_cast<std::uint32_t>(count), 0};
+  const vcx::mpi::StartEvent head{static_cast<std::uint32_t>(count), 0,
+                                  reinterpret_cast<std::uint64_t>(pc)};
   std::memcpy(p, &head, sizeof head);
   std::memcpy(p + sizeof head, ids.data(), static_cast<std::size_t>(count) * 8);
   rt.commit();
@@ -405,7 +434,9 @@ int MPI_Ssend_init_c(const void* buf, MPI_Count count, MPI_Datatype type, int de
 
 int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
              MPI_Status* status) {
-  return blocking_recv(Call::Recv, comm, source, tag, status, [&](MPI_Status* st) {
+  const int asked = force_source(comm, source);
+  void* const pc = VCX_CALLER();
+  return blocking_recv(Call::Recv, comm, asked, source, tag, status, pc, [&](MPI_Status* st) {
     if (!runtime().yields()) return PMPI_Recv(buf, count, type, source, tag, comm, st);
     return start_and_test(
         [&](MPI_Request* r) { return PMPI_Irecv(buf, count, type, source, tag, comm, r); }, st);
@@ -414,7 +445,9 @@ int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 #if MPI_VERSION >= 4
 int MPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                MPI_Status* status) {
-  return blocking_recv(Call::Recv_c, comm, source, tag, status, [&](MPI_Status* st) {
+  const int asked = force_source(comm, source);
+  void* const pc = VCX_CALLER();
+  return blocking_recv(Call::Recv_c, comm, asked, source, tag, status, pc, [&](MPI_Status* st) {
     if (!runtime().yields()) return PMPI_Recv_c(buf, count, type, source, tag, comm, st);
     return start_and_test(
         [&](MPI_Request* r) { return PMPI_Irecv_c(buf, count, type, source, tag, comm, r); }, st);
@@ -423,28 +456,32 @@ int MPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype type, int source, int ta
 #endif  // MPI_VERSION >= 4
 int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request* request) {
-  return post_recv(Call::Irecv, comm, source, tag, request, false, [&] {
+  const int asked = force_source(comm, source);
+  return post_recv(Call::Irecv, comm, asked, source, tag, request, false, VCX_CALLER(), [&] {
     return PMPI_Irecv(buf, count, type, source, tag, comm, request);
   });
 }
 #if MPI_VERSION >= 4
 int MPI_Irecv_c(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                 MPI_Request* request) {
-  return post_recv(Call::Irecv_c, comm, source, tag, request, false, [&] {
+  const int asked = force_source(comm, source);
+  return post_recv(Call::Irecv_c, comm, asked, source, tag, request, false, VCX_CALLER(), [&] {
     return PMPI_Irecv_c(buf, count, type, source, tag, comm, request);
   });
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                   MPI_Request* request) {
-  return post_recv(Call::Recv_init, comm, source, tag, request, true, [&] {
+  const int asked = source;
+  return post_recv(Call::Recv_init, comm, asked, source, tag, request, true, VCX_CALLER(), [&] {
     return PMPI_Recv_init(buf, count, type, source, tag, comm, request);
   });
 }
 #if MPI_VERSION >= 4
 int MPI_Recv_init_c(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag,
                     MPI_Comm comm, MPI_Request* request) {
-  return post_recv(Call::Recv_init_c, comm, source, tag, request, true, [&] {
+  const int asked = source;
+  return post_recv(Call::Recv_init_c, comm, asked, source, tag, request, true, VCX_CALLER(), [&] {
     return PMPI_Recv_init_c(buf, count, type, source, tag, comm, request);
   });
 }
@@ -456,7 +493,8 @@ int MPI_Start(MPI_Request* request) {
   Runtime& rt = runtime();
   if (rt.active()) {
     // Before the call: a started send's clock travels with its data.
-    report_start(1, request);
+    report_start(1, request, VCX_CALLER());
+    forced_matches().started(*request);
     rt.activate(*request);
   }
   return PMPI_Start(request);
@@ -465,8 +503,11 @@ int MPI_Start(MPI_Request* request) {
 int MPI_Startall(int count, MPI_Request requests[]) {
   Runtime& rt = runtime();
   if (rt.active() && count > 0) {
-    report_start(count, requests);
-    for (int i = 0; i < count; ++i) rt.activate(requests[i]);
+    report_start(count, requests, VCX_CALLER());
+    for (int i = 0; i < count; ++i) {
+      forced_matches().started(requests[i]);
+      rt.activate(requests[i]);
+    }
   }
   return PMPI_Startall(count, requests);
 }
@@ -476,6 +517,7 @@ int MPI_Request_free(MPI_Request* request) {
   const MPI_Request saved = *request;
   const std::uint64_t id = rt.active() ? rt.request_id(saved) : 0;
   const int rc = PMPI_Request_free(request);
+  if (rc == MPI_SUCCESS) forced_matches().persistent_freed(saved);
   if (rc == MPI_SUCCESS && rt.active() && saved != MPI_REQUEST_NULL) {
     rt.push(Call::Request_free, vcx::mpi::RequestEvent{id}, false);
     rt.forget(id);
@@ -488,10 +530,12 @@ int MPI_Request_free(MPI_Request* request) {
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Mprobe(source, tag, comm, message, status);
+  const int asked = force_source(comm, source);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   const int rc = PMPI_Mprobe(source, tag, comm, message, st);
-  if (rc == MPI_SUCCESS) report_probe(Call::Mprobe, comm, source, tag, *message, st);
+  if (rc == MPI_SUCCESS)
+    report_probe(Call::Mprobe, comm, asked, source, tag, *message, st, VCX_CALLER());
   return rc;
 }
 
@@ -499,10 +543,12 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mess
                 MPI_Status* status) {
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Improbe(source, tag, comm, flag, message, status);
+  const int asked = force_source(comm, source);  // every attempt: the next posting
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   const int rc = PMPI_Improbe(source, tag, comm, flag, message, st);
-  if (rc == MPI_SUCCESS && *flag) report_probe(Call::Improbe, comm, source, tag, *message, st);
+  if (rc == MPI_SUCCESS && *flag)
+    report_probe(Call::Improbe, comm, asked, source, tag, *message, st, VCX_CALLER());
   return rc;
 }
 
@@ -537,8 +583,9 @@ int MPI_Imrecv_c(void* buf, MPI_Count count, MPI_Datatype type, MPI_Message* mes
 int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status* status) {
-  return sendrecv(Call::Sendrecv, dest, sendtag, source, recvtag, comm, status,
-                  [&](MPI_Status* st) {
+  const int asked = force_source(comm, source);
+  return sendrecv(Call::Sendrecv, dest, sendtag, asked, source, recvtag, comm, status,
+                  VCX_CALLER(), [&](MPI_Status* st) {
                     if (runtime().yields())
                       return sendrecv_yielding(st, [&](MPI_Request* r) {
                         const int rc = PMPI_Irecv(recvbuf, recvcount, recvtype, source,
@@ -555,8 +602,9 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int 
 int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
                    int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                    int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
-  return sendrecv(Call::Sendrecv_c, dest, sendtag, source, recvtag, comm, status,
-                  [&](MPI_Status* st) {
+  const int asked = force_source(comm, source);
+  return sendrecv(Call::Sendrecv_c, dest, sendtag, asked, source, recvtag, comm, status,
+                  VCX_CALLER(), [&](MPI_Status* st) {
                     if (runtime().yields())
                       return sendrecv_yielding(st, [&](MPI_Request* r) {
                         const int rc = PMPI_Irecv_c(recvbuf, recvcount, recvtype, source,
@@ -572,8 +620,9 @@ int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 #endif  // MPI_VERSION >= 4
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
-  return sendrecv(Call::Sendrecv_replace, dest, sendtag, source, recvtag, comm, status,
-                  [&](MPI_Status* st) {
+  const int asked = force_source(comm, source);
+  return sendrecv(Call::Sendrecv_replace, dest, sendtag, asked, source, recvtag, comm, status,
+                  VCX_CALLER(), [&](MPI_Status* st) {
                     return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag,
                                                  comm, st);
                   });
@@ -581,8 +630,9 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int 
 #if MPI_VERSION >= 4
 int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype type, int dest, int sendtag,
                            int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
-  return sendrecv(Call::Sendrecv_replace_c, dest, sendtag, source, recvtag, comm, status,
-                  [&](MPI_Status* st) {
+  const int asked = force_source(comm, source);
+  return sendrecv(Call::Sendrecv_replace_c, dest, sendtag, asked, source, recvtag, comm, status,
+                  VCX_CALLER(), [&](MPI_Status* st) {
                     return PMPI_Sendrecv_replace_c(buf, count, type, dest, sendtag, source,
                                                    recvtag, comm, st);
                   });
@@ -591,7 +641,9 @@ int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype type, int de
 int MPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                   int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype, int source,
                   int recvtag, MPI_Comm comm, MPI_Request* request) {
-  return isendrecv(Call::Isendrecv, dest, sendtag, source, recvtag, comm, request, [&] {
+  const int asked = force_source(comm, source);
+  return isendrecv(Call::Isendrecv, dest, sendtag, asked, source, recvtag, comm, request,
+                   VCX_CALLER(), [&] {
     return PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                           recvtype, source, recvtag, comm, request);
   });
@@ -599,14 +651,18 @@ int MPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int
 int MPI_Isendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
                     int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                     int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
-  return isendrecv(Call::Isendrecv_c, dest, sendtag, source, recvtag, comm, request, [&] {
+  const int asked = force_source(comm, source);
+  return isendrecv(Call::Isendrecv_c, dest, sendtag, asked, source, recvtag, comm, request,
+                   VCX_CALLER(), [&] {
     return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                             recvtype, source, recvtag, comm, request);
   });
 }
 int MPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                           int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
-  return isendrecv(Call::Isendrecv_replace, dest, sendtag, source, recvtag, comm, request, [&] {
+  const int asked = force_source(comm, source);
+  return isendrecv(Call::Isendrecv_replace, dest, sendtag, asked, source, recvtag, comm, request,
+                   VCX_CALLER(), [&] {
     return PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
                                   request);
   });
@@ -614,7 +670,9 @@ int MPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
 int MPI_Isendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
                             int sendtag, int source, int recvtag, MPI_Comm comm,
                             MPI_Request* request) {
-  return isendrecv(Call::Isendrecv_replace_c, dest, sendtag, source, recvtag, comm, request, [&] {
+  const int asked = force_source(comm, source);
+  return isendrecv(Call::Isendrecv_replace_c, dest, sendtag, asked, source, recvtag, comm, request,
+                   VCX_CALLER(), [&] {
     return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm,
                                     request);
   });

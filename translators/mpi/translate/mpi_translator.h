@@ -98,17 +98,18 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   // Emits the signal of a send to peer rank `dest`; returns its token.
   SendToken emit_send(const CommPtr& c, std::int32_t dest, std::int32_t tag, bool sync,
                       ExchangeControl& ctl, CallProgram& out);
-  // Posts a receive (wildcards allowed) and binds what can be bound.
+  // Posts a receive (wildcards allowed) and binds what can be bound; `pc`
+  // is the posting call's return address in the application (0 if unknown).
   ReceiveToken post_receive(const CommPtr& c, std::int32_t source, std::int32_t tag,
-                            ExchangeControl& ctl);
+                            std::uint64_t pc, ExchangeControl& ctl);
   // The receive's status is known: resolve it and bind what can be bound.
   void resolve_receive(const CommPtr& c, ReceiveToken t, std::int32_t status_source,
                        std::int32_t status_tag, ExchangeControl& ctl);
   void bind_ready(CommData& c, ExchangeControl& ctl);
   // A posted receive that will never match (cancelled): stop holding others back.
   void forget_posted(CommData& c, ReceiveToken t, ExchangeControl& ctl);
-  // Starts one persistent point-to-point request.
-  void start_p2p(Request& r, ExchangeControl& ctl, CallProgram& out);
+  // Starts one persistent point-to-point request (by the call at `pc`).
+  void start_p2p(Request& r, std::uint64_t pc, ExchangeControl& ctl, CallProgram& out);
 
   // ---- collectives (collectives.cpp) ----
   void on_collective(Call call, const CollectiveEvent& e, ExchangeControl& ctl,

@@ -96,7 +96,8 @@ void MpiTranslator::on_recv_init(const IrecvEvent& e) {
   requests_[e.request] = std::move(r);
 }
 
-void MpiTranslator::start_p2p(Request& r, ExchangeControl& ctl, CallProgram& out) {
+void MpiTranslator::start_p2p(Request& r, std::uint64_t pc, ExchangeControl& ctl,
+                              CallProgram& out) {
   r.active = true;
   switch (r.kind) {
     case ReqKind::Send:
@@ -105,7 +106,7 @@ void MpiTranslator::start_p2p(Request& r, ExchangeControl& ctl, CallProgram& out
       r.send = emit_send(r.comm, r.peer, r.tag, r.kind == ReqKind::SyncSend, ctl, out);
       break;
     case ReqKind::Receive:
-      r.receive = post_receive(r.comm, r.peer, r.tag, ctl);
+      r.receive = post_receive(r.comm, r.peer, r.tag, pc, ctl);
       out.push(token_op(OpKind::Snapshot, r.receive));
       break;
     default:
@@ -127,7 +128,7 @@ void MpiTranslator::on_start(const std::uint8_t* payload, std::size_t size, Exch
     if (r.kind == ReqKind::Collective) {
       start_collective(r.call, r.comm, r.root, false, ctl, out, r);
     } else {
-      start_p2p(r, ctl, out);
+      start_p2p(r, head.pc, ctl, out);
     }
   }
 }
@@ -159,7 +160,11 @@ void MpiTranslator::on_request_free(const RequestEvent& e, ExchangeControl& ctl)
 }
 
 ReceiveToken MpiTranslator::post_receive(const CommPtr& c, std::int32_t source, std::int32_t tag,
-                                         ExchangeControl& ctl) {
+                                         std::uint64_t pc, ExchangeControl& ctl) {
+  // A wildcard receive a replay forced to one source matches only that one,
+  // and stays one of the program's wildcard receives for the analyses.
+  const bool forced = is_forced_source(source);
+  if (forced) source = unforced_source(source);
   PostedReceive p;
   p.token = ctl.new_receive();
   p.want_source =
@@ -170,7 +175,8 @@ ReceiveToken MpiTranslator::post_receive(const CommPtr& c, std::int32_t source, 
     p.source = Rank{static_cast<std::uint32_t>(p.want_source)};
     p.tag = p.want_tag;
   }
-  if (noting_) noting_->posted(p.token, c->id.value, p.want_source, p.want_tag);
+  if (noting_)
+    noting_->posted(p.token, c->id.value, forced ? kRankAny : p.want_source, p.want_tag, pc);
   c->order.posted(p.token, p.want_source, p.want_tag, ctl);
   if (p.resolved) c->order.matched(p.token, p.source, p.tag, ctl);
   c->posted.push_back(p);
@@ -231,7 +237,7 @@ void MpiTranslator::on_recv(const RecvEvent& e, ExchangeControl& ctl, CallProgra
   if (e.source == kRankProcNull || e.status_source == kRankProcNull) return;
   const CommPtr& c = comm(e.comm);
   out.mark_clocked();
-  const ReceiveToken t = post_receive(c, e.source, e.tag, ctl);
+  const ReceiveToken t = post_receive(c, e.source, e.tag, e.pc, ctl);
   resolve_receive(c, t, e.status_source, e.status_tag, ctl);
   c->order.completed(t, ctl);
   if (noting_) noting_->completed(t);
@@ -244,7 +250,7 @@ void MpiTranslator::on_irecv(const IrecvEvent& e, ExchangeControl& ctl, CallProg
   if (e.source != kRankProcNull) {
     r.kind = ReqKind::Receive;
     r.comm = comm(e.comm);
-    r.receive = post_receive(r.comm, e.source, e.tag, ctl);
+    r.receive = post_receive(r.comm, e.source, e.tag, e.pc, ctl);
     // A synchronous sender is answered with the clock at posting time.
     out.push(token_op(OpKind::Snapshot, r.receive));
   }
@@ -256,7 +262,7 @@ void MpiTranslator::on_mprobe(const MprobeEvent& e, ExchangeControl& ctl, CallPr
   // The probe matched the message: it takes its queue position here, and a
   // synchronous sender is answered with this clock.
   const CommPtr& c = comm(e.comm);
-  const ReceiveToken t = post_receive(c, e.source, e.tag, ctl);
+  const ReceiveToken t = post_receive(c, e.source, e.tag, e.pc, ctl);
   resolve_receive(c, t, e.status_source, e.status_tag, ctl);
   out.push(token_op(OpKind::Snapshot, t));
   messages_[e.message] = {t, c};
@@ -375,7 +381,7 @@ void MpiTranslator::on_sendrecv(const SendrecvEvent& e, ExchangeControl& ctl, Ca
   }
   if (e.source != kRankProcNull && e.status_source != kRankProcNull) {
     out.mark_clocked();
-    const ReceiveToken t = post_receive(c, e.source, e.recv_tag, ctl);
+    const ReceiveToken t = post_receive(c, e.source, e.recv_tag, e.pc, ctl);
     resolve_receive(c, t, e.status_source, e.status_tag, ctl);
     c->order.completed(t, ctl);
     if (noting_) noting_->completed(t);
@@ -396,7 +402,7 @@ void MpiTranslator::on_isendrecv(const IsendrecvEvent& e, ExchangeControl& ctl,
   }
   if (e.source != kRankProcNull) {
     r.kind = ReqKind::Receive;
-    r.receive = post_receive(r.comm, e.source, e.recv_tag, ctl);
+    r.receive = post_receive(r.comm, e.source, e.recv_tag, e.pc, ctl);
     r.status_unreliable = e.source == kRankAny || e.recv_tag == kTagAny;
     out.push(token_op(OpKind::Snapshot, r.receive));
   }

@@ -45,12 +45,14 @@ class ReceiveNoting final : public ExchangeControl {
     return to_.reserve_send(dst, queue);
   }
 
-  // A receive posted on the queues of `space`.
+  // A receive posted on the queues of `space` by the call at `pc` (the
+  // application's return address, 0 if unknown).
   void posted(ReceiveToken t, std::uint64_t space, std::int32_t want_source,
-              std::int32_t want_tag) {
+              std::int32_t want_tag, std::uint64_t pc) {
     ReceivePostedNote n{};
     n.token = t.value;
     n.space = space;
+    n.pc = pc;
     n.want_source = want_source < 0 ? kNoteAnySource : want_source;
     n.want_tag = want_tag < 0 ? kNoteAnyTag : want_tag;
     n.call = out_.call();

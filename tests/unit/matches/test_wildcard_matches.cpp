@@ -1,0 +1,158 @@
+// One rank's wildcard-receive decisions (modules/matches/wildcard_matches.cpp)
+// driven with notes and signals directly: answers, when they are decided,
+// and that memory follows what is undecided, not the length of the run.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <vector>
+
+#include "../../../modules/matches/wildcard_matches.h"
+
+using namespace vcx;
+using namespace vcx::matches;
+
+namespace {
+
+constexpr std::uint64_t kComm = 7;
+constexpr std::uint64_t kOtherComm = 8;
+constexpr std::int32_t kTag = 5;
+
+ReceivePostedNote wildcard(std::uint64_t token) {
+  ReceivePostedNote n{};
+  n.token = token;
+  n.space = kComm;
+  n.want_source = kNoteAnySource;
+  n.want_tag = kTag;
+  return n;
+}
+
+ReceiveBoundNote bound_to(std::uint64_t token, std::uint32_t source) {
+  return ReceiveBoundNote{token, kComm, static_cast<std::uint64_t>(kTag), source, 0};
+}
+
+}  // namespace
+
+TEST_CASE("matches: a master's wildcard receives over many rounds keep little",
+          "[matches]") {
+  // Rank 0 hands out tasks to ranks 1..3 and takes their results with
+  // MPI_Recv(ANY_SOURCE) in turn; each result knows the master's send of
+  // its task, not the master's later receives.
+  WildcardMatches m(Rank{0}, 4);
+  ClockValue tick = 0;  // the master's own entry
+  std::uint64_t position[4] = {0, 0, 0, 0};
+  std::uint64_t token = 0;
+  auto result_from = [&](std::uint32_t w, ClockValue knows) {
+    m.signal(Rank{w}, QueueId{kComm, kTag}, ++position[w], knows);
+  };
+  for (std::uint32_t w = 1; w <= 3; ++w) result_from(w, 0);
+  std::size_t peak_messages = 0, peak_receives = 0;
+  const int rounds = 3000;
+  for (int i = 0; i < rounds; ++i) {
+    const std::uint32_t w = 1 + static_cast<std::uint32_t>(i % 3);
+    ++token;
+    m.posted(wildcard(token));
+    m.bound(bound_to(token, w));
+    ++tick;
+    m.completed(token, tick, tick, 0);  // MPI_Recv: its own clocked call
+    ++tick;                               // MPI_Send of the next task to w
+    result_from(w, tick);
+    m.decide(false);
+    peak_messages = std::max(peak_messages, m.messages_kept());
+    peak_receives = std::max(peak_receives, m.receives_kept());
+  }
+  m.decide(true);
+  auto& results = m.results();
+  REQUIRE(results.size() == static_cast<std::size_t>(rounds));
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const std::uint32_t w = 1 + static_cast<std::uint32_t>(i % 3);
+    INFO("receive " << i);
+    CHECK(results[i].index == i);
+    CHECK(results[i].matched_source == w);
+    std::vector<std::uint32_t> others;
+    for (std::uint32_t s = 1; s <= 3; ++s)
+      if (s != w) others.push_back(s);
+    CHECK(results[i].alternatives == others);
+  }
+  // Each receive was decided at once: only the messages still to be taken
+  // and the current receive are kept.
+  CHECK(peak_messages <= 4);
+  CHECK(peak_receives <= 2);
+  CHECK(m.undecided() == 0);
+}
+
+TEST_CASE("matches: a sender's later message that knows the receive decides it",
+          "[matches]") {
+  WildcardMatches m(Rank{0}, 3);
+  m.posted(wildcard(1));
+  m.bound(bound_to(1, 1));
+  m.signal(Rank{1}, QueueId{kComm, kTag}, 1, 0);
+  m.completed(1, 1, 0, 0);
+  m.decide(false);
+  CHECK(m.results().empty());  // rank 2 may still send a message it could take
+  // Rank 2 writes on another communicator, knowing the receive: whatever it
+  // sends on kComm later knows it too.
+  m.signal(Rank{2}, QueueId{kOtherComm, kTag}, 1, 1);
+  m.decide(false);
+  REQUIRE(m.results().size() == 1);
+  CHECK(m.results()[0].alternatives.empty());
+}
+
+TEST_CASE("matches: a rank that never sends again is decided at the end", "[matches]") {
+  WildcardMatches m(Rank{0}, 3);
+  m.posted(wildcard(1));
+  m.bound(bound_to(1, 1));
+  m.signal(Rank{1}, QueueId{kComm, kTag}, 1, 0);
+  m.completed(1, 1, 0, 0);
+  m.decide(false);
+  CHECK(m.results().empty());
+  CHECK(m.undecided() == 1);
+  m.decide(true);
+  REQUIRE(m.results().size() == 1);
+  CHECK(m.results()[0].alternatives.empty());
+}
+
+TEST_CASE("matches: the first message a receive could take, not a later one", "[matches]") {
+  // Rank 2's first message (before R's match) went to a receive posted
+  // after R; its second knows R. The first is the candidate: an alternative.
+  WildcardMatches m(Rank{0}, 3);
+  m.posted(wildcard(1));
+  m.bound(bound_to(1, 1));
+  m.signal(Rank{1}, QueueId{kComm, kTag}, 1, 0);
+  m.signal(Rank{2}, QueueId{kComm, kTag}, 1, 0);
+  m.signal(Rank{2}, QueueId{kComm, kTag}, 2, 5);
+  m.completed(1, 1, 0, 0);
+  ReceivePostedNote later = wildcard(2);
+  m.posted(later);
+  m.bound(bound_to(2, 2));
+  m.completed(2, 2, 1, 0);
+  m.decide(false);
+  REQUIRE(m.results().size() >= 1);
+  CHECK(m.results()[0].index == 0);
+  CHECK(m.results()[0].alternatives == std::vector<std::uint32_t>{2});
+}
+
+TEST_CASE("matches: a receive ordered after R lowers k(R) and hides later sends",
+          "[matches]") {
+  // R (wildcard, non-blocking) and B (from rank 1) are pending; B is ordered
+  // after R and completes first, at tick 2; R completes at tick 4. Rank 2's
+  // message knows tick 3: after B, so after R's match: no alternative.
+  WildcardMatches m(Rank{0}, 3);
+  m.posted(wildcard(1));
+  ReceivePostedNote b{};
+  b.token = 2;
+  b.space = kComm;
+  b.want_source = 1;
+  b.want_tag = kTag;
+  m.posted(b);
+  m.bound(bound_to(2, 1));
+  m.ordered(2, 1);
+  m.signal(Rank{1}, QueueId{kComm, kTag}, 1, 0);
+  m.signal(Rank{1}, QueueId{kComm, kTag}, 2, 0);
+  m.completed(2, 2, 1, 0);
+  m.bound(bound_to(1, 1));  // R took rank 1's first message, B its second
+  m.signal(Rank{2}, QueueId{kComm, kTag}, 1, 3);
+  m.completed(1, 4, 2, 0);
+  m.decide(false);
+  REQUIRE(m.results().size() == 1);
+  CHECK(m.results()[0].matched_source == 1);
+  CHECK(m.results()[0].alternatives.empty());
+}

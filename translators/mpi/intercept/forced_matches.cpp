@@ -1,0 +1,143 @@
+#include "forced_matches.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include "../common/mpi_events.h"
+#include "runtime.h"
+
+namespace vcx::mpi_intercept {
+namespace {
+
+std::mutex g_applied_mutex;
+
+[[noreturn]] void refuse(const std::string& why) {
+  std::fprintf(stderr, "vcx: --force-match: %s\n", why.c_str());
+  std::fflush(stderr);
+  PMPI_Abort(MPI_COMM_WORLD, 70);
+  std::_Exit(70);
+}
+
+}  // namespace
+
+ForcedMatches& forced_matches() {
+  static ForcedMatches f;
+  return f;
+}
+
+void ForcedMatches::load(int world_rank, MPI_Group world_group) {
+  const char* spec = std::getenv("VCX_FORCE_MATCH");
+  if (!spec || !*spec) return;
+  rank_ = world_rank;
+  world_group_ = world_group;
+  // "R:I=S" items, separated by commas or white space (vcx-run checked them).
+  const char* p = spec;
+  while (*p) {
+    while (*p == ',' || *p == ' ' || *p == '\n' || *p == '\t') ++p;
+    if (!*p) break;
+    char* end = nullptr;
+    const long r = std::strtol(p, &end, 10);
+    if (end == p || *end != ':') refuse(std::string("malformed VCX_FORCE_MATCH: ") + spec);
+    p = end + 1;
+    const unsigned long long i = std::strtoull(p, &end, 10);
+    if (end == p || *end != '=') refuse(std::string("malformed VCX_FORCE_MATCH: ") + spec);
+    p = end + 1;
+    const long src = std::strtol(p, &end, 10);
+    if (end == p) refuse(std::string("malformed VCX_FORCE_MATCH: ") + spec);
+    p = end;
+    if (r == world_rank) forced_[i] = static_cast<int>(src);
+  }
+  active_ = !forced_.empty();
+  if (active_) std::thread([this] { watch(); }).detach();
+}
+
+int ForcedMatches::source_for(MPI_Comm comm, int source) {
+  if (!active_ || source != MPI_ANY_SOURCE) return source;
+  auto it = forced_.find(postings_);
+  if (it == forced_.end()) return source;
+  // The forced world rank, as a rank of the group the receive takes
+  // messages from (the remote group of an intercommunicator).
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  MPI_Group group;
+  if (inter) {
+    PMPI_Comm_remote_group(comm, &group);
+  } else {
+    PMPI_Comm_group(comm, &group);
+  }
+  int in = it->second, out = MPI_UNDEFINED;
+  PMPI_Group_translate_ranks(world_group_, 1, &in, group, &out);
+  PMPI_Group_free(&group);
+  if (applied_index_ != postings_) {
+    // Noted when it is posted: a forced receive that never matches never returns.
+    applied_index_ = postings_;
+    std::lock_guard<std::mutex> lock(g_applied_mutex);
+    applied_ += (applied_.empty() ? "" : ", ") + std::to_string(rank_) + ":" +
+                std::to_string(postings_) + "=" + std::to_string(it->second);
+    any_applied_.store(true, std::memory_order_release);
+  }
+  if (out == MPI_UNDEFINED)
+    refuse("rank " + std::to_string(rank_) + "'s wildcard receive " + std::to_string(postings_) +
+           " is to match rank " + std::to_string(it->second) +
+           ", which is not in the communicator it receives on: this --force-match line does "
+           "not belong to this program or run");
+  return out;
+}
+
+std::int32_t ForcedMatches::event_source(int source, int used) {
+  if (source == MPI_ANY_SOURCE && used != MPI_ANY_SOURCE) return mpi::forced_source(used);
+  return event_rank(source);
+}
+
+void ForcedMatches::posted(int source) {
+  if (!active_ || source != MPI_ANY_SOURCE) return;
+  ++postings_;
+}
+
+void ForcedMatches::started(MPI_Request r) {
+  if (!active_ || persistent_.count(r) == 0) return;
+  if (forced_.count(postings_) != 0)
+    refuse("rank " + std::to_string(rank_) + "'s wildcard receive " + std::to_string(postings_) +
+           " is a persistent receive started by MPI_Start or MPI_Startall; replaying those "
+           "with another match is not supported");
+  ++postings_;
+}
+
+void ForcedMatches::watch() {
+  int timeout = 60;
+  if (const char* t = std::getenv("VCX_FORCE_MATCH_TIMEOUT"); t && std::atoi(t) > 0)
+    timeout = std::atoi(t);
+  std::uint64_t last = calls_.load(std::memory_order_relaxed);
+  int still = 0;
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const std::uint64_t now = calls_.load(std::memory_order_relaxed);
+    if (now != last || !any_applied_.load(std::memory_order_acquire)) {
+      last = now;
+      still = 0;
+      continue;
+    }
+    if (++still < timeout) continue;
+    std::string applied;
+    {
+      std::lock_guard<std::mutex> lock(g_applied_mutex);
+      applied = applied_;
+    }
+    std::fprintf(stderr,
+                 "vcx: rank %d made no MPI call for %d s after the replay forced its wildcard "
+                 "receive(s) %s: a forced match that cannot happen in this run leaves its "
+                 "receive waiting for ever. Check the --force-match line (the rank, the "
+                 "receive's index, the source), or give the program longer with "
+                 "VCX_FORCE_MATCH_TIMEOUT=SECONDS.\n",
+                 rank_, timeout, applied.c_str());
+    std::fflush(stderr);
+    std::_Exit(70);
+  }
+}
+
+}  // namespace vcx::mpi_intercept

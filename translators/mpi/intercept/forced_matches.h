@@ -1,0 +1,63 @@
+// Replaying a run with other matches (vcx-run --force-match): this rank's
+// wildcard receives, counted in program order as the matches analysis counts
+// them (docs/analyses.md, "Definition"), take the source the replay names
+// instead of MPI_ANY_SOURCE; everything else is left alone. The event then
+// carries mpi::forced_source(rank), so that the tool still counts it among
+// the wildcard receives.
+//
+// A forced source that never sends leaves the receive waiting for ever; a
+// watchdog ends the rank with a message naming the forced receives when it
+// has made no MPI call for VCX_FORCE_MATCH_TIMEOUT seconds (default 60).
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace vcx::mpi_intercept {
+
+class ForcedMatches {
+ public:
+  // Reads VCX_FORCE_MATCH ("R:I=S,...", world ranks) for this world rank.
+  void load(int world_rank, MPI_Group world_group);
+  bool active() const { return active_; }
+
+  // The source a receive posted with `source` on `comm` is called with:
+  // `source` itself, unless it is MPI_ANY_SOURCE and this wildcard posting
+  // (the next one) is forced. Does not count the posting.
+  int source_for(MPI_Comm comm, int source);
+  // The source the event reports for a receive the program posted with
+  // `source` and MPI was called with `used`.
+  static std::int32_t event_source(int source, int used);
+  // A receive was posted with `source` (as the program gave it): counts
+  // it among the wildcard receives when that is MPI_ANY_SOURCE.
+  void posted(int source);
+  // Persistent receives: MPI_Recv_init with MPI_ANY_SOURCE, and their starts.
+  void persistent_wildcard(MPI_Request r) { persistent_.insert(r); }
+  void persistent_freed(MPI_Request r) { persistent_.erase(r); }
+  void started(MPI_Request r);
+  // The rank made an MPI call (for the watchdog).
+  void progress() { calls_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  void watch();
+
+  bool active_ = false;
+  int rank_ = -1;
+  MPI_Group world_group_ = MPI_GROUP_NULL;
+  std::uint64_t postings_ = 0;  // wildcard receive postings so far
+  std::uint64_t applied_index_ = ~std::uint64_t{0};  // the last forced posting noted
+  std::unordered_map<std::uint64_t, int> forced_;  // index -> world rank
+  std::unordered_set<MPI_Request> persistent_;
+  std::string applied_;  // the forced postings made so far, for the watchdog's message
+  std::atomic<std::uint64_t> calls_{0};
+  std::atomic<bool> any_applied_{false};
+};
+
+ForcedMatches& forced_matches();
+
+}  // namespace vcx::mpi_intercept
