@@ -24,6 +24,10 @@ using nlohmann::json;
 
 // Note batches between two attempts to decide what waits (besides idle times).
 constexpr std::uint64_t kDecideEvery = 256;
+// Receives with alternatives kept in detail per tool; further ones are
+// counted per source location only (a long master/worker run has one per
+// task).
+constexpr std::size_t kMaxFindings = 100000;
 
 class MatchesModule final : public Plugin, public ClockedCallObserver {
  public:
@@ -104,6 +108,10 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
       ++at.receives;
       if (r.alternatives.empty()) continue;
       ++at.with_alternatives;
+      if (findings_.size() >= kMaxFindings) {
+        ++findings_dropped_;
+        continue;
+      }
       findings_.push_back(std::move(r));
     }
     matches_.results().clear();
@@ -128,6 +136,7 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
     out["ranks"] = host_.world_size();
     out["maps"] = maps_;
     out["stats"] = json{{"unreported", matches_.unreported()},
+                        {"findings_dropped", findings_dropped_},
                         {"receives_kept", matches_.receives_kept()},
                         {"messages_kept", matches_.messages_kept()},
                         {"peak_messages", matches_.peak_messages()}};
@@ -138,21 +147,29 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
                                {"receives", at.receives},
                                {"with_alternatives", at.with_alternatives}});
     out["locations"] = std::move(locations);
-    json list = json::array();
-    for (const WildcardResult& r : findings_)
-      list.push_back(json{{"index", r.index},
-                          {"call", host_.call_name(model, r.call)},
-                          {"pc", r.pc},
-                          {"seq", r.completed_seq},
-                          {"completed_by", host_.call_name(model, r.completed_call)},
-                          {"matched_source", r.matched_source},
-                          {"alternative_sources", r.alternatives}});
-    out["results"] = std::move(list);
     const std::string path = dir_ + "/rank-" + std::to_string(self_.value) + ".json";
     const std::string tmp = path + ".tmp";
     {
+      // The results one at a time: a document of them all would cost far
+      // more memory than the results themselves.
       std::ofstream f(tmp);
-      f << out.dump() << '\n';
+      std::string head = out.dump();
+      head.pop_back();  // the closing brace
+      f << head << ",\"results\":[";
+      bool first = true;
+      for (const WildcardResult& r : findings_) {
+        f << (first ? "" : ",")
+          << json{{"index", r.index},
+                  {"call", host_.call_name(model, r.call)},
+                  {"pc", r.pc},
+                  {"seq", r.completed_seq},
+                  {"completed_by", host_.call_name(model, r.completed_call)},
+                  {"matched_source", r.matched_source},
+                  {"alternative_sources", r.alternatives}}
+                 .dump();
+        first = false;
+      }
+      f << "]}\n";
       if (!f) {
         std::fprintf(stderr, "vcx: matches: cannot write %s\n", tmp.c_str());
         return;
@@ -177,6 +194,7 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
   // By the posting call's address (and call, where the address is unknown).
   std::map<std::pair<std::uint64_t, std::uint16_t>, Location> locations_;
   std::vector<WildcardResult> findings_;         // receives with alternatives
+  std::uint64_t findings_dropped_ = 0;           // further ones, not kept
   std::string maps_;
 };
 

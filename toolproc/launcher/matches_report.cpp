@@ -39,6 +39,7 @@ MatchesReport build_matches_report(const std::string& dir, int ranks) {
   out.findings = json::array();
   std::map<std::string, Place> places;  // by "call at file:line", in a stable order
   std::uint64_t unreported = 0;
+  std::uint64_t not_listed = 0;  // receives with alternatives beyond what the tools kept
   for (int r = 0; r < ranks; ++r) {
     const std::string path = dir + "/rank-" + std::to_string(r) + ".json";
     std::ifstream in(path);
@@ -63,6 +64,7 @@ MatchesReport build_matches_report(const std::string& dir, int ranks) {
       return pc == 0 ? call : call + " at " + describe(at, pc);
     };
     unreported += f.value("stats", json::object()).value("unreported", std::uint64_t{0});
+    not_listed += f.value("stats", json::object()).value("findings_dropped", std::uint64_t{0});
     for (const json& l : f.value("locations", json::array())) {
       const std::uint64_t pc = l.value("pc", std::uint64_t{0});
       const std::string call = l.value("call", std::string("?"));
@@ -117,6 +119,9 @@ MatchesReport build_matches_report(const std::string& dir, int ranks) {
        << " could have matched a message of another rank";
   if (unreported > 0)
     text << " (" << unreported << " more never completed or whose match stayed unknown)";
+  if (not_listed > 0)
+    text << "; " << not_listed << " of them counted but not listed in the report (at most "
+         << "100000 per rank are)";
   text << ".\n";
   out.text = text.str();
   return out;
