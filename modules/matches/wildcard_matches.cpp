@@ -105,8 +105,11 @@ void WildcardMatches::signal(Rank source, QueueId queue, std::uint64_t position,
                              ClockValue entry) {
   if (source.value >= world_) return;
   if (source == self_ && to_self_in_flight_ > 0) --to_self_in_flight_;
-  from_[source.value].push_back(Message{queue, position, entry, false});
   last_entry_[source.value] = std::max(last_entry_[source.value], entry);
+  // Signals no receive takes (annotations, collectives) only tell how far
+  // their sender has come.
+  if (queue.b >= kNoteTagLimit) return;
+  from_[source.value].push_back(Message{queue, position, entry, false});
   peak_messages_ = std::max(peak_messages_, ++messages_);
 }
 

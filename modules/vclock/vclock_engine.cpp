@@ -273,7 +273,12 @@ void VclockEngine::drop_receive(ReceiveToken t) {
   if (!r) return;
   if (r->bound) {
     InQueue& q = in_[r->key];
-    if (r->held) release_hold(t);
+    // Its hold goes with it; the receives behind it move up before any of
+    // them may contribute to what follows them.
+    if (r->held) {
+      r->held = false;
+      q.held.erase(std::find(q.held.begin(), q.held.end(), r->pos));
+    }
     unbind(q, r->pos);
   }
   destroy_receive(t.value);
@@ -325,7 +330,10 @@ void VclockEngine::unbind(InQueue& q, std::uint64_t pos) {
     freed.receive = 0;
     --q.next_bind;
     // A synchronous sender waiting on that message waits for an unbound slot again.
-    if (freed.ack_wanted && !freed.answered) ++wanted_unbound_;
+    if (freed.ack_wanted && !freed.answered) {
+      ++wanted_unbound_;
+      if (freed.deferred) ++deferred_unbound_;
+    }
   }
   // Moved receives may now answer the messages they really got.
   for (std::uint64_t p = pos; p < q.next_bind; ++p) {

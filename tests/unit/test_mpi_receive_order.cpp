@@ -168,3 +168,36 @@ TEST_CASE("mpi+engine: a chain through three senders", "[mpi][engine][order]") {
     (void)s0;
   }
 }
+
+TEST_CASE("mpi: a receive stays while one posted during its wait may still be cancelled",
+          "[mpi][order]") {
+  Tx tx(1, 4);
+  tx.init(1, 4);
+  tx.irecv(10, kRankAny, 5);  // token 1 (P)
+  tx.irecv(11, 1, 5);         // token 2 (A): follows P
+  tx.irecv(12, 1, 5);         // token 3 (X): follows A, reaches P through A
+  REQUIRE(tx.rec().orders == Orders{{2, 1}, {3, 2}});
+  tx.wait(10, 0, 5);  // P completes first
+  CHECK(tx.rec().kept.count(1) == 1);  // A or X may still be cancelled
+  tx.wait(11, 0, 0, /*cancelled=*/true);
+  CHECK(tx.rec().orders == Orders{{2, 1}, {3, 2}, {3, 1}});
+  tx.wait(12, 1, 5);
+  CHECK(tx.rec().kept.empty());
+}
+
+TEST_CASE("mpi: a receive pending all along does not hold on to the later ones",
+          "[mpi][order]") {
+  Tx tx(1, 3);
+  tx.init(1, 3);
+  tx.irecv(10, kRankAny, 99);  // a stop message, completed at the end
+  for (std::uint64_t round = 0; round < 200; ++round) {
+    tx.irecv(11, kRankAny, 5);
+    tx.irecv(12, kRankAny, 5);
+    tx.complete(Call::Waitall, {Completion{11, 0, 5, 0, 0}, Completion{12, 2, 5, 0, 0}});
+  }
+  // Only the stop receive is kept: every round's receives were let go.
+  CHECK(tx.rec().kept == std::set<std::uint64_t>{1});
+  CHECK(tx.rec().orders.size() == 200);  // each round's second after its first
+  tx.wait(10, 0, 99);
+  CHECK(tx.rec().kept.empty());
+}

@@ -30,9 +30,13 @@ ForcedMatches& forced_matches() {
   return f;
 }
 
-void ForcedMatches::load(int world_rank, MPI_Group world_group) {
+void ForcedMatches::load(int world_rank, MPI_Group world_group, int thread_level) {
   const char* spec = std::getenv("VCX_FORCE_MATCH");
   if (!spec || !*spec) return;
+  if (thread_level == MPI_THREAD_MULTIPLE)
+    refuse("replaying with forced matches needs a program whose threads do not call MPI at "
+           "once (MPI_THREAD_SERIALIZED at most): its wildcard receives are counted in program "
+           "order");
   rank_ = world_rank;
   world_group_ = world_group;
   // "R:I=S" items, separated by commas or white space (vcx-run checked them).
@@ -79,7 +83,10 @@ int ForcedMatches::source_for(MPI_Comm comm, int source) {
     std::lock_guard<std::mutex> lock(g_applied_mutex);
     applied_ += (applied_.empty() ? "" : ", ") + std::to_string(rank_) + ":" +
                 std::to_string(postings_) + "=" + std::to_string(it->second);
-    any_applied_.store(true, std::memory_order_release);
+  }
+  if (!forcing_) {
+    forcing_ = true;
+    outstanding_.fetch_add(1, std::memory_order_relaxed);
   }
   if (out == MPI_UNDEFINED)
     refuse("rank " + std::to_string(rank_) + "'s wildcard receive " + std::to_string(postings_) +
@@ -94,9 +101,22 @@ std::int32_t ForcedMatches::event_source(int source, int used) {
   return event_rank(source);
 }
 
-void ForcedMatches::posted(int source) {
+void ForcedMatches::posted(int source, const MPI_Request* request) {
   if (!active_ || source != MPI_ANY_SOURCE) return;
   ++postings_;
+  if (!forcing_) return;
+  forcing_ = false;
+  if (request && *request != MPI_REQUEST_NULL) {
+    forced_requests_.insert(*request);  // watched until it completes
+  } else {
+    outstanding_.fetch_sub(1, std::memory_order_relaxed);  // the blocking call returned
+  }
+}
+
+void ForcedMatches::not_posted(int source) {
+  if (!active_ || source != MPI_ANY_SOURCE || !forcing_) return;
+  forcing_ = false;
+  outstanding_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void ForcedMatches::started(MPI_Request r) {
@@ -117,7 +137,7 @@ void ForcedMatches::watch() {
   for (;;) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     const std::uint64_t now = calls_.load(std::memory_order_relaxed);
-    if (now != last || !any_applied_.load(std::memory_order_acquire)) {
+    if (now != last || outstanding_.load(std::memory_order_relaxed) == 0) {
       last = now;
       still = 0;
       continue;
@@ -129,9 +149,9 @@ void ForcedMatches::watch() {
       applied = applied_;
     }
     std::fprintf(stderr,
-                 "vcx: rank %d made no MPI call for %d s after the replay forced its wildcard "
-                 "receive(s) %s: a forced match that cannot happen in this run leaves its "
-                 "receive waiting for ever. Check the --force-match line (the rank, the "
+                 "vcx: rank %d made no MPI call for %d s while a wildcard receive the replay "
+                 "forced was unmatched (forced so far: %s): a forced match that cannot happen "
+                 "in this run leaves its receive waiting for ever. Check the --force-match line (the rank, the "
                  "receive's index, the source), or give the program longer with "
                  "VCX_FORCE_MATCH_TIMEOUT=SECONDS.\n",
                  rank_, timeout, applied.c_str());

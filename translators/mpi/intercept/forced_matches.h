@@ -6,8 +6,12 @@
 // the wildcard receives.
 //
 // A forced source that never sends leaves the receive waiting for ever; a
-// watchdog ends the rank with a message naming the forced receives when it
-// has made no MPI call for VCX_FORCE_MATCH_TIMEOUT seconds (default 60).
+// watchdog ends the rank with a message naming the forced receives when,
+// with a forced receive still unmatched (its blocking call not returned,
+// its request not complete), the rank reported no MPI call for
+// VCX_FORCE_MATCH_TIMEOUT seconds (default 60). Single-threaded programs
+// only (up to MPI_THREAD_SERIALIZED): the count of postings follows the
+// program's order.
 #pragma once
 
 #include <mpi.h>
@@ -23,7 +27,9 @@ namespace vcx::mpi_intercept {
 class ForcedMatches {
  public:
   // Reads VCX_FORCE_MATCH ("R:I=S,...", world ranks) for this world rank.
-  void load(int world_rank, MPI_Group world_group);
+  void load(int world_rank, MPI_Group world_group, int thread_level);
+  // MPI_Finalize: nothing is forced or watched any more.
+  void stop() { active_ = false; outstanding_.store(0, std::memory_order_relaxed); }
   bool active() const { return active_; }
 
   // The source a receive posted with `source` on `comm` is called with:
@@ -34,8 +40,16 @@ class ForcedMatches {
   // `source` and MPI was called with `used`.
   static std::int32_t event_source(int source, int used);
   // A receive was posted with `source` (as the program gave it): counts
-  // it among the wildcard receives when that is MPI_ANY_SOURCE.
-  void posted(int source);
+  // it among the wildcard receives when that is MPI_ANY_SOURCE. `request`:
+  // the request of a non-blocking one, which stays watched until complete.
+  void posted(int source, const MPI_Request* request = nullptr);
+  // MPI_Improbe found nothing: the posting it was forced for is still to come.
+  void not_posted(int source);
+  // A request completed (or was freed).
+  void request_done(MPI_Request r) {
+    if (active_ && !forced_requests_.empty() && forced_requests_.erase(r) != 0)
+      outstanding_.fetch_sub(1, std::memory_order_relaxed);
+  }
   // Persistent receives: MPI_Recv_init with MPI_ANY_SOURCE, and their starts.
   void persistent_wildcard(MPI_Request r) { persistent_.insert(r); }
   void persistent_freed(MPI_Request r) { persistent_.erase(r); }
@@ -51,11 +65,14 @@ class ForcedMatches {
   MPI_Group world_group_ = MPI_GROUP_NULL;
   std::uint64_t postings_ = 0;  // wildcard receive postings so far
   std::uint64_t applied_index_ = ~std::uint64_t{0};  // the last forced posting noted
+  bool forcing_ = false;  // the call in progress was forced (source_for to posted)
+  std::unordered_set<MPI_Request> forced_requests_;  // non-blocking ones not complete
+  std::atomic<std::uint64_t> outstanding_{0};        // forced receives not matched yet
   std::unordered_map<std::uint64_t, int> forced_;  // index -> world rank
   std::unordered_set<MPI_Request> persistent_;
   std::string applied_;  // the forced postings made so far, for the watchdog's message
   std::atomic<std::uint64_t> calls_{0};
-  std::atomic<bool> any_applied_{false};
+
 };
 
 ForcedMatches& forced_matches();

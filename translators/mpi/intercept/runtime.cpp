@@ -163,7 +163,7 @@ void Runtime::start(int thread_level) {
   setup.end = [] { runtime().stop(); };
   if (!client_.attach(setup)) return;
   serialise_ = setup.serialise;
-  forced_matches().load(world_rank_, world_group_);
+  forced_matches().load(world_rank_, world_group_, thread_level);
   force_ = forced_matches().active();
   find_shared_done_request();
   start_progress();
@@ -198,6 +198,7 @@ void Runtime::find_shared_done_request() {
 
 void Runtime::stop() {
   const bool was_active = active();
+  forced_matches().stop();
   client_.finish(Model::Mpi, static_cast<std::uint16_t>(mpi::Call::Finalize));
   if (was_active) stop_progress();
 }

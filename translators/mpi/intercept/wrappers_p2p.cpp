@@ -28,7 +28,7 @@ vcx::mpi::SendEvent send_event(MPI_Comm comm, int dest, int tag, SendMode mode,
 // replay forces (forced_matches.h). Returns the program's.
 int force_source(MPI_Comm comm, int& source) {
   const int asked = source;
-  source = forced_matches().source_for(comm, source);
+  if (runtime().active()) source = forced_matches().source_for(comm, source);
   return asked;
 }
 
@@ -103,7 +103,7 @@ int post_recv(Call call, MPI_Comm comm, int asked, int source, int tag, MPI_Requ
   Runtime& rt = runtime();
   if (rc != MPI_SUCCESS || !rt.active()) return rc;
   if (!persistent) {
-    forced_matches().posted(asked);
+    forced_matches().posted(asked, request);
   } else if (asked == MPI_ANY_SOURCE) {
     forced_matches().persistent_wildcard(*request);  // each MPI_Start posts one
   }
@@ -205,7 +205,7 @@ int isendrecv(Call call, int dest, int sendtag, int asked, int source, int recvt
   const int rc = pmpi();
   Runtime& rt = runtime();
   if (rc != MPI_SUCCESS || !rt.active()) return rc;
-  forced_matches().posted(asked);
+  forced_matches().posted(asked, request);
   vcx::mpi::IsendrecvEvent ev{};
   ev.comm = comm_handle(comm);
   ev.request = rt.new_request_id(*request);
@@ -517,7 +517,10 @@ int MPI_Request_free(MPI_Request* request) {
   const MPI_Request saved = *request;
   const std::uint64_t id = rt.active() ? rt.request_id(saved) : 0;
   const int rc = PMPI_Request_free(request);
-  if (rc == MPI_SUCCESS) forced_matches().persistent_freed(saved);
+  if (rc == MPI_SUCCESS) {
+    forced_matches().persistent_freed(saved);
+    forced_matches().request_done(saved);
+  }
   if (rc == MPI_SUCCESS && rt.active() && saved != MPI_REQUEST_NULL) {
     rt.push(Call::Request_free, vcx::mpi::RequestEvent{id}, false);
     rt.forget(id);
@@ -547,8 +550,11 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mess
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   const int rc = PMPI_Improbe(source, tag, comm, flag, message, st);
-  if (rc == MPI_SUCCESS && *flag)
+  if (rc == MPI_SUCCESS && *flag) {
     report_probe(Call::Improbe, comm, asked, source, tag, *message, st, VCX_CALLER());
+  } else {
+    forced_matches().not_posted(asked);
+  }
   return rc;
 }
 

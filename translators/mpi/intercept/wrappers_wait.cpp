@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "forced_matches.h"
 #include "runtime.h"
 
 using namespace vcx::mpi_intercept;
@@ -24,7 +25,9 @@ struct Done {
 thread_local std::vector<Done> t_done;
 
 void add(MPI_Request r, std::uint64_t id, const MPI_Status* st) {
-  if (r != MPI_REQUEST_NULL) t_done.push_back(Done{id, st});
+  if (r == MPI_REQUEST_NULL) return;
+  t_done.push_back(Done{id, st});
+  forced_matches().request_done(r);
 }
 
 void report(Call call) {

@@ -99,9 +99,11 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   SendToken emit_send(const CommPtr& c, std::int32_t dest, std::int32_t tag, bool sync,
                       ExchangeControl& ctl, CallProgram& out);
   // Posts a receive (wildcards allowed) and binds what can be bound; `pc`
-  // is the posting call's return address in the application (0 if unknown).
+  // is the posting call's return address in the application (0 if unknown);
+  // `completes_here`: the call also completes it (MPI_Recv, MPI_Sendrecv).
   ReceiveToken post_receive(const CommPtr& c, std::int32_t source, std::int32_t tag,
-                            std::uint64_t pc, ExchangeControl& ctl);
+                            std::uint64_t pc, ExchangeControl& ctl,
+                            bool completes_here = false);
   // The receive's status is known: resolve it and bind what can be bound.
   void resolve_receive(const CommPtr& c, ReceiveToken t, std::int32_t status_source,
                        std::int32_t status_tag, ExchangeControl& ctl);

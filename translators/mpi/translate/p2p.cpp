@@ -160,7 +160,8 @@ void MpiTranslator::on_request_free(const RequestEvent& e, ExchangeControl& ctl)
 }
 
 ReceiveToken MpiTranslator::post_receive(const CommPtr& c, std::int32_t source, std::int32_t tag,
-                                         std::uint64_t pc, ExchangeControl& ctl) {
+                                         std::uint64_t pc, ExchangeControl& ctl,
+                                         bool completes_here) {
   // A wildcard receive a replay forced to one source matches only that one,
   // and stays one of the program's wildcard receives for the analyses.
   const bool forced = is_forced_source(source);
@@ -177,7 +178,7 @@ ReceiveToken MpiTranslator::post_receive(const CommPtr& c, std::int32_t source, 
   }
   if (noting_)
     noting_->posted(p.token, c->id.value, forced ? kRankAny : p.want_source, p.want_tag, pc);
-  c->order.posted(p.token, p.want_source, p.want_tag, ctl);
+  if (!completes_here || !c->order.idle()) c->order.posted(p.token, p.want_source, p.want_tag, ctl);
   if (p.resolved) c->order.matched(p.token, p.source, p.tag, ctl);
   c->posted.push_back(p);
   ++unbound_;
@@ -237,7 +238,7 @@ void MpiTranslator::on_recv(const RecvEvent& e, ExchangeControl& ctl, CallProgra
   if (e.source == kRankProcNull || e.status_source == kRankProcNull) return;
   const CommPtr& c = comm(e.comm);
   out.mark_clocked();
-  const ReceiveToken t = post_receive(c, e.source, e.tag, e.pc, ctl);
+  const ReceiveToken t = post_receive(c, e.source, e.tag, e.pc, ctl, true);
   resolve_receive(c, t, e.status_source, e.status_tag, ctl);
   c->order.completed(t, ctl);
   if (noting_) noting_->completed(t);
@@ -381,7 +382,7 @@ void MpiTranslator::on_sendrecv(const SendrecvEvent& e, ExchangeControl& ctl, Ca
   }
   if (e.source != kRankProcNull && e.status_source != kRankProcNull) {
     out.mark_clocked();
-    const ReceiveToken t = post_receive(c, e.source, e.recv_tag, e.pc, ctl);
+    const ReceiveToken t = post_receive(c, e.source, e.recv_tag, e.pc, ctl, true);
     resolve_receive(c, t, e.status_source, e.status_tag, ctl);
     c->order.completed(t, ctl);
     if (noting_) noting_->completed(t);

@@ -7,35 +7,32 @@
 namespace vcx::mpi {
 
 ReceiveOrder::Entry* ReceiveOrder::find(ReceiveToken t) {
-  // Recent receives are looked up most: search from the back.
-  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it)
-    if (it->token == t) return &*it;
-  return nullptr;
+  auto s = seq_of_.find(t.value);
+  return s == seq_of_.end() ? nullptr : at_seq(s->second);
 }
 
 ReceiveOrder::Entry* ReceiveOrder::at_seq(std::uint64_t seq) {
-  if (entries_.empty() || seq < entries_.front().seq) return nullptr;
-  const std::uint64_t i = seq - entries_.front().seq;
-  return i < entries_.size() ? &entries_[i] : nullptr;
+  auto it = entries_.find(seq);
+  return it == entries_.end() ? nullptr : &it->second;
 }
 
 void ReceiveOrder::posted(ReceiveToken t, std::int32_t want_source, std::int32_t want_tag,
                           ExchangeControl& ctl) {
-  // Entries are contiguous in seq: those from keep_from_ on were not pending
-  // at an earlier posting, or did not exist yet.
-  const std::uint64_t from = entries_.empty() ? keep_from_
-                                              : std::max(keep_from_, entries_.front().seq);
-  for (Entry* e = at_seq(from); e; e = at_seq(e->seq + 1)) {
-    if (e->completed_at != kPending || e->kept || e->unmatched) continue;
-    e->kept = true;
-    ctl.keep_receive_order(e->token);
+  // Entries from keep_from_ on were not pending at an earlier posting, or
+  // did not exist yet.
+  for (auto it = entries_.lower_bound(keep_from_); it != entries_.end(); ++it) {
+    Entry& e = it->second;
+    if (e.completed_at != kPending || e.kept || e.unmatched) continue;
+    e.kept = true;
+    ctl.keep_receive_order(e.token);
   }
   Entry n;
   n.seq = next_seq_++;
   n.token = t;
   n.want_source = want_source;
   n.want_tag = want_tag;
-  entries_.push_back(std::move(n));
+  seq_of_[t.value] = n.seq;
+  entries_.emplace(n.seq, std::move(n));
   keep_from_ = next_seq_ - 1;
 }
 
@@ -47,8 +44,10 @@ void ReceiveOrder::matched(ReceiveToken t, Rank source, std::int32_t tag,
   const std::uint64_t stamp = ++stamp_;
   // Latest first: an earlier receive already implied by a later one named
   // here is reached through that one's predecessors and skipped.
-  for (std::uint64_t s = b->seq; s-- > entries_.front().seq;) {
-    Entry& a = *at_seq(s);
+  auto it = entries_.find(b->seq);
+  while (it != entries_.begin()) {
+    --it;
+    Entry& a = it->second;
     bool implied = a.covered == stamp;
     if (!implied) {
       const bool pending_then = a.completed_at > b->seq;
@@ -62,14 +61,14 @@ void ReceiveOrder::matched(ReceiveToken t, Rank source, std::int32_t tag,
     for (const std::uint64_t p : a.follows)
       if (Entry* e = at_seq(p)) e->covered = stamp;
   }
-  trim(ctl);
+  retire(ctl);
 }
 
 void ReceiveOrder::completed(ReceiveToken t, ExchangeControl& ctl) {
   Entry* e = find(t);
   if (!e) return;
   if (e->completed_at == kPending) e->completed_at = next_seq_;
-  trim(ctl);
+  retire(ctl);
 }
 
 void ReceiveOrder::unmatched(ReceiveToken t, ExchangeControl& ctl) {
@@ -78,11 +77,9 @@ void ReceiveOrder::unmatched(ReceiveToken t, ExchangeControl& ctl) {
   a->unmatched = true;
   if (a->completed_at == kPending) a->completed_at = next_seq_;
   // Receives ordered after it were ordered after its predecessors through it.
-  for (Entry& x : entries_) {
-    if (x.seq <= a->seq) continue;
-    bool follows_it = false;
-    for (const std::uint64_t p : x.follows) follows_it = follows_it || p == a->seq;
-    if (!follows_it) continue;
+  for (auto it = entries_.upper_bound(a->seq); it != entries_.end(); ++it) {
+    Entry& x = it->second;
+    if (std::find(x.follows.begin(), x.follows.end(), a->seq) == x.follows.end()) continue;
     for (const std::uint64_t p : a->follows) {
       if (Entry* e = at_seq(p)) {
         ctl.order_receive_after(x.token, e->token);
@@ -90,19 +87,27 @@ void ReceiveOrder::unmatched(ReceiveToken t, ExchangeControl& ctl) {
       }
     }
   }
-  trim(ctl);
+  retire(ctl);
 }
 
-void ReceiveOrder::trim(ExchangeControl& ctl) {
-  // The front can go once it completed and every receive posted while it
-  // was pending knows what it follows.
-  while (!entries_.empty()) {
-    const Entry& f = entries_.front();
-    if (f.completed_at == kPending) return;
-    for (std::size_t i = 1; i < entries_.size() && entries_[i].seq < f.completed_at; ++i)
-      if (!settled(entries_[i])) return;
-    if (f.kept) ctl.end_receive_order(f.token);
-    entries_.pop_front();
+void ReceiveOrder::retire(ExchangeControl& ctl) {
+  // An entry can go once it completed and every receive posted while it was
+  // pending completed too: none can be ordered after it any more, nor lose
+  // a predecessor it reached through one (unmatched()) that a cancel of a
+  // pending one would hand it. Retiring any entry, not only the oldest,
+  // keeps one long-pending receive from holding on to every later one.
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    const Entry& e = it->second;
+    bool done = e.completed_at != kPending;
+    for (auto w = std::next(it); done && w != entries_.end() && w->first < e.completed_at; ++w)
+      done = w->second.completed_at != kPending;
+    if (!done) {
+      ++it;
+      continue;
+    }
+    if (e.kept) ctl.end_receive_order(e.token);
+    seq_of_.erase(e.token.value);
+    it = entries_.erase(it);
   }
 }
 

@@ -14,7 +14,8 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <map>
+#include <unordered_map>
 #include <limits>
 #include <vector>
 
@@ -39,6 +40,9 @@ class ReceiveOrder {
   void unmatched(ReceiveToken t, ExchangeControl& ctl);
 
   std::size_t tracked() const { return entries_.size(); }
+  // No receive is tracked: one posted and completed at once (MPI_Recv)
+  // needs no entry then, having no predecessor and no follower.
+  bool idle() const { return entries_.empty(); }
 
  private:
   static constexpr std::uint64_t kPending = std::numeric_limits<std::uint64_t>::max();
@@ -56,13 +60,11 @@ class ReceiveOrder {
   };
   Entry* find(ReceiveToken t);
   Entry* at_seq(std::uint64_t seq);
-  static bool settled(const Entry& e) {
-    return e.matched || e.unmatched || e.completed_at != kPending;
-  }
-  // Drops entries no receive can still be ordered after.
-  void trim(ExchangeControl& ctl);
+  // Drops the entries no receive can still be ordered after.
+  void retire(ExchangeControl& ctl);
 
-  std::deque<Entry> entries_;
+  std::map<std::uint64_t, Entry> entries_;  // by seq: pending or recently completed
+  std::unordered_map<std::uint64_t, std::uint64_t> seq_of_;  // token -> seq
   std::uint64_t next_seq_ = 1;
   std::uint64_t keep_from_ = 1;  // entries below were asked to be kept if pending then
   std::uint64_t stamp_ = 0;
