@@ -136,7 +136,8 @@ bool VclockEngine::execute(const Op& op) {
   switch (op.kind) {
     case OpKind::Signal:
       send_p2p(op.peer, MsgType::Signal, op.flags, op.queue, op.value, clock_.view().data());
-      for (ClockedCallObserver* o : signal_observers_) o->on_signal_sent(op.peer, op.queue, op.value);
+      for (ClockedCallObserver* o : signal_observers_)
+        o->on_signal_sent(op.peer, op.queue, op.value);
       peers_.push_back(op.peer);
       if (call_queue_ == QueueId{}) call_queue_ = op.queue;
       return true;
