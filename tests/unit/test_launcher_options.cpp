@@ -299,3 +299,13 @@ TEST_CASE("launcher options: --force-match and --force-match-file", "[launcher]"
   CHECK(parse({"-n", "3", "--force-match-file", file, "./app"}).error.find("cannot read") !=
         std::string::npos);
 }
+
+TEST_CASE("launcher options: --explore", "[launcher]") {
+  auto r = parse({"-n", "3", "--explore", "20", "./app"});
+  REQUIRE(r.ok());
+  CHECK(r.options.explore == 20);
+  CHECK(parse({"--explore", "0", "./app"}).error.find("1..100000") != std::string::npos);
+  CHECK(parse({"--explore", "x", "./app"}).error.find("1..100000") != std::string::npos);
+  CHECK(parse({"--explore", "3", "--analysis", "matches", "--report", "r.json", "./app"})
+            .error.find("leave out --report") != std::string::npos);
+}

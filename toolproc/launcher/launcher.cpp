@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "launcher/process.h"
+#include "launcher/explore.h"
 #include "launcher/matches_report.h"
 #include "launcher/race_report.h"
 #include "vcx/chaos_settings.h"
@@ -855,6 +856,8 @@ int launcher_main(int argc, char** argv, char** envp) {
     say(parsed.error);
     return kExitUsage;
   }
+  if (parsed.options.explore > 0 && !env.get_nonempty(kExploreChildVariable))
+    return explore(args, parsed.options, env);
 
   Plan plan;
   plan.options = parsed.options;

@@ -70,6 +70,10 @@ po::options_description settings_table() {
      "may be repeated")
     ("force-match-file", po::value<std::string>()->value_name("FILE"),
      "the same, R:I=S items read from FILE (separated by commas, spaces or lines)")
+    ("explore", po::value<std::string>()->value_name("N"),
+     "run the program under the matches analysis, then replay it up to N times, each with "
+     "one alternative match of a wildcard receive forced, and report the replays whose exit "
+     "status, output or ending (crash, hang) differ, with the line that reproduces each")
     ("race-exit-code", po::value<std::string>()->value_name("N"),
      "exit with status N when the race analysis found a race (default: the program's own)")
     ("modules", po::value<std::vector<std::string>>()->composing()->value_name("a,b"),
@@ -672,6 +676,21 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
         }
       o.forced_matches.push_back(f);
     }
+  }
+  if (vm.count("explore")) {
+    const std::string v = trim(vm["explore"].as<std::string>());
+    char* end = nullptr;
+    const long n = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || n < 1 || n > 100000) {
+      r.error = "--explore needs how many replays to run at most (1..100000), not '" + v + "'";
+      return r;
+    }
+    // The runs --explore makes (VCX_EXPLORE_CHILD) carry their own --report.
+    if (o.report_file && !env.get_nonempty("VCX_EXPLORE_CHILD")) {
+      r.error = "--explore writes the reports of its runs itself: leave out --report";
+      return r;
+    }
+    o.explore = static_cast<int>(n);
   }
   if (vm.count("race-exit-code")) {
     const std::string v = trim(vm["race-exit-code"].as<std::string>());

@@ -59,6 +59,7 @@ struct LaunchOptions {
     int source = 0;
   };
   std::vector<ForcedMatch> forced_matches;
+  int explore = 0;  // --explore N: replays to run at most (0: none)
   std::optional<std::string> hostfile;     // -f: hydra host file, for both jobs
   int ppn = 0;                             // ranks per node, 0: the launcher's default
   std::string placement = "none";          // none | split | shared | a placement file
