@@ -32,6 +32,7 @@ void ReceiveOrder::posted(ReceiveToken t, std::int32_t want_source, std::int32_t
   n.want_source = want_source;
   n.want_tag = want_tag;
   seq_of_[t.value] = n.seq;
+  pending_.insert(n.seq);
   entries_.emplace(n.seq, std::move(n));
   keep_from_ = next_seq_ - 1;
 }
@@ -61,13 +62,15 @@ void ReceiveOrder::matched(ReceiveToken t, Rank source, std::int32_t tag,
     for (const std::uint64_t p : a.follows)
       if (Entry* e = at_seq(p)) e->covered = stamp;
   }
-  retire(ctl);
 }
 
 void ReceiveOrder::completed(ReceiveToken t, ExchangeControl& ctl) {
   Entry* e = find(t);
   if (!e) return;
-  if (e->completed_at == kPending) e->completed_at = next_seq_;
+  if (e->completed_at == kPending) {
+    e->completed_at = next_seq_;
+    pending_.erase(e->seq);
+  }
   retire(ctl);
 }
 
@@ -75,7 +78,10 @@ void ReceiveOrder::unmatched(ReceiveToken t, ExchangeControl& ctl) {
   Entry* a = find(t);
   if (!a) return;
   a->unmatched = true;
-  if (a->completed_at == kPending) a->completed_at = next_seq_;
+  if (a->completed_at == kPending) {
+    a->completed_at = next_seq_;
+    pending_.erase(a->seq);
+  }
   // Receives ordered after it were ordered after its predecessors through it.
   for (auto it = entries_.upper_bound(a->seq); it != entries_.end(); ++it) {
     Entry& x = it->second;
@@ -99,8 +105,11 @@ void ReceiveOrder::retire(ExchangeControl& ctl) {
   for (auto it = entries_.begin(); it != entries_.end();) {
     const Entry& e = it->second;
     bool done = e.completed_at != kPending;
-    for (auto w = std::next(it); done && w != entries_.end() && w->first < e.completed_at; ++w)
-      done = w->second.completed_at != kPending;
+    if (done) {
+      // No receive posted while it was pending is still pending.
+      auto p = pending_.upper_bound(e.seq);
+      done = p == pending_.end() || *p >= e.completed_at;
+    }
     if (!done) {
       ++it;
       continue;

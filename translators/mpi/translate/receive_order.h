@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <limits>
 #include <vector>
@@ -65,6 +66,7 @@ class ReceiveOrder {
 
   std::map<std::uint64_t, Entry> entries_;  // by seq: pending or recently completed
   std::unordered_map<std::uint64_t, std::uint64_t> seq_of_;  // token -> seq
+  std::set<std::uint64_t> pending_;  // seq of the entries not completed
   std::uint64_t next_seq_ = 1;
   std::uint64_t keep_from_ = 1;  // entries below were asked to be kept if pending then
   std::uint64_t stamp_ = 0;
