@@ -5,6 +5,12 @@
 // reach it (WildcardMatches); nothing travels between the tools. At the end
 // each tool writes its results, with its application's memory map so that
 // vcx-run can name source lines, to <matches.dir>/rank-<R>.json.
+//
+// For vcx-run --explore, a tool also records every wildcard receive
+// (matches.record): its posting clock, and once decided its source and the
+// tick k of the first call known to follow its match. A replay that forces
+// receive R pins every receive whose k is within R's posting clock: those
+// matched before R was posted in every execution that agrees with this one.
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -31,15 +37,30 @@ constexpr std::size_t kMaxFindings = 100000;
 
 class MatchesModule final : public Plugin, public ClockedCallObserver {
  public:
-  MatchesModule(ToolHost& host, std::string dir)
+  MatchesModule(ToolHost& host, std::string dir, const std::string& record)
       : host_(host), self_(host.rank()), dir_(std::move(dir)),
-        matches_(host.rank(), host.world_size()) {}
+        matches_(host.rank(), host.world_size()) {
+    if (!record.empty()) {
+      const std::string path = record + "/rank-" + std::to_string(self_.value) + ".txt";
+      record_.open(path);
+      if (!record_) std::fprintf(stderr, "vcx: matches: cannot write %s\n", path.c_str());
+      now_.assign(host.world_size(), 0);
+      before_ = now_;
+    }
+  }
 
   ClockedCallObserver* observer() override { return this; }
   bool wants_receive_notes() const override { return true; }
   bool wants_signals() const override { return true; }
 
-  void on_clocked_call(const ClockedCall& c) override { last_seq_ = c.seq; }
+  void on_clocked_call(const ClockedCall& c) override {
+    last_seq_ = c.seq;
+    if (record_.is_open()) {
+      // A blocking receive is posted with the clock before its call.
+      before_.swap(now_);
+      now_.assign(c.clock.begin(), c.clock.end());
+    }
+  }
 
   void on_signal(const SignalArrival& s) override {
     if (self_.value < s.clock.size())
@@ -60,6 +81,7 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
             if (n.want_source == kNoteAnySource) {
               model_ = b.model;
               if (maps_.empty()) maps_ = read_maps();  // while the application runs
+              if (record_.is_open()) record_posting(b.clocked ? ClockSpan(before_) : b.clock);
             }
           }
           break;
@@ -97,12 +119,15 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
   void flush() override {
     decide(true);
     write_results();
+    if (record_.is_open()) record_.flush();
   }
 
  private:
   void decide(bool final) {
     matches_.decide(final);
     for (WildcardResult& r : matches_.results()) {
+      if (record_.is_open())
+        record_ << "d " << r.index << ' ' << r.matched_source << ' ' << r.known_tick << '\n';
       Location& at = locations_[{r.pc, r.call}];
       at.call = r.call;
       ++at.receives;
@@ -115,6 +140,13 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
       findings_.push_back(std::move(r));
     }
     matches_.results().clear();
+  }
+
+  // "p <index> <clock entries>": a wildcard receive and its posting clock.
+  void record_posting(ClockSpan clock) {
+    record_ << "p " << postings_++;
+    for (const ClockValue v : clock) record_ << ' ' << v;
+    record_ << '\n';
   }
 
   // The application's memory map, for naming code addresses later.
@@ -196,10 +228,16 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
   std::vector<WildcardResult> findings_;         // receives with alternatives
   std::uint64_t findings_dropped_ = 0;           // further ones, not kept
   std::string maps_;
+  // matches.record: every wildcard receive, for --explore's pins.
+  std::ofstream record_;
+  std::uint64_t postings_ = 0;
+  std::vector<ClockValue> now_, before_;  // the latest clocked call's clock, and the one before
 };
 
 const OptionSpec kOptions[] = {
     {"matches.dir", "", "directory for each tool's results (vcx-run --analysis matches sets it)"},
+    {"matches.record", "",
+     "directory to record every wildcard receive in, for replays (vcx-run --explore sets it)"},
     {nullptr, nullptr, nullptr},
 };
 
@@ -211,7 +249,7 @@ Plugin* create(ToolHost& host, std::string* error) {
           "matches: no results directory (matches.dir); run it with vcx-run --analysis matches";
     return nullptr;
   }
-  return new MatchesModule(host, dir);
+  return new MatchesModule(host, dir, host.options().get_or("matches.record", ""));
 }
 
 const PluginDescriptor kDescriptor = {

@@ -166,6 +166,7 @@ bool WildcardMatches::try_decide(std::uint64_t token, Receive& r, bool final) {
   out.matched_source = r.source;
   out.completed_seq = r.completed_seq;
   out.completed_call = r.completed_call;
+  out.known_tick = r.k;
   for (std::uint32_t s = 0; s < world_; ++s) {
     if (s == r.source) continue;
     bool found = false;

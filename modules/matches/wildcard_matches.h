@@ -42,6 +42,7 @@ struct WildcardResult {
   std::vector<std::uint32_t> alternatives;  // world ranks, ascending
   std::uint64_t completed_seq = 0;          // the completing call's clocked-call number
   std::uint16_t completed_call = 0;
+  ClockValue known_tick = 0;  // k: the tick of this rank's first call known to follow the match
 };
 
 class WildcardMatches {

@@ -13,6 +13,8 @@ barrier, takes rank 0's message in practice, and the program checks that.
      which has sent its only message to the first) ends with a message
      naming the forced receive within VCX_FORCE_MATCH_TIMEOUT, not a hang.
   4. Malformed lines and ranks outside the run are refused at once.
+  5. A forced list longer than an environment string may be (read from
+     --force-match-file) is applied all the same.
 
   force_match.py --vcx-run PATH --program PATH [--timeout S]
 """
@@ -71,6 +73,17 @@ def main() -> int:
         elif not f or f["matched_source"] != 2 or f["alternative_sources"] != [0]:
             failures.append(f"the replay's finding for receive 1:0 is {f}, expected matched 2 "
                             f"and alternatives [0]:\n{err}")
+
+        # A list too long for the environment (a replay pinning many
+        # receives; here receives rank 0 never posts) goes through a file.
+        pins = os.path.join(tmp, "pins.txt")
+        with open(pins, "w", encoding="utf-8") as out_file:
+            out_file.write(",".join(f"0:{i}=1" for i in range(100, 2100)) + ",1:0=2\n")
+        code, out, err = run([args.vcx_run, "-n", "3", "--force-match-file", pins,
+                              args.program], args.timeout)
+        if code != 1 or "rank 1: unexpected order (got 2, then 0)" not in out:
+            failures.append(f"a long --force-match-file with 1:0=2 should replay it; exit "
+                            f"{code}:\n{out}{err}")
 
         code, out, err = run([args.vcx_run, "-n", "3", "--force-match", "1:1=0", args.program],
                              args.timeout, {"VCX_FORCE_MATCH_TIMEOUT": "3"})

@@ -327,3 +327,38 @@ TEST_CASE("launcher commands: the two jobs", "[launcher]") {
   for (const auto& word : tool) CHECK(word.find(token) == std::string::npos);
   for (const auto& word : app) CHECK(word.find(token) == std::string::npos);
 }
+
+TEST_CASE("launch commands: forced matches travel inline, or in a file when long",
+          "[launcher]") {
+  const Environment base({"PATH=/bin"});
+  const std::string token(32, 'b');
+  LaunchOptions options;
+  options.forced_matches = {{1, 0, 2}, {0, 7, 1}};
+  auto env = app_environment(base, "/tmp/unused", token, options);
+  CHECK(env.get("VCX_FORCE_MATCH") == std::optional<std::string>("1:0=2,0:7=1"));
+
+  // A replay pinning thousands of receives: more than one environment
+  // string may hold, so the list goes to a file in the session directory.
+  char dir[] = "/tmp/vcx-force-XXXXXX";
+  REQUIRE(::mkdtemp(dir) != nullptr);
+  options.forced_matches.clear();
+  std::string expected;
+  for (int i = 0; i < 20000; ++i) {
+    options.forced_matches.push_back({i % 4, static_cast<std::uint64_t>(i), (i + 1) % 4});
+    expected += (expected.empty() ? "" : ",") + std::to_string(i % 4) + ":" +
+                std::to_string(i) + "=" + std::to_string((i + 1) % 4);
+  }
+  env = app_environment(base, dir, token, options);
+  const auto value = env.get("VCX_FORCE_MATCH");
+  REQUIRE(value);
+  CHECK(*value == "@" + std::string(dir) + "/force-match");
+  std::ifstream in(value->substr(1));
+  std::string text;
+  std::getline(in, text);
+  CHECK(text == expected);
+  std::filesystem::remove_all(dir);
+
+  options.forced_matches.clear();
+  const Environment stale({"VCX_FORCE_MATCH=1:0=1"});
+  CHECK_FALSE(app_environment(stale, "/tmp/unused", token, options).get("VCX_FORCE_MATCH"));
+}

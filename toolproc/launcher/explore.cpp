@@ -1,6 +1,7 @@
 #include "launcher/explore.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,11 +13,13 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "launcher/launcher.h"
 #include "launcher/process.h"
 
 namespace vcx::launcher {
@@ -42,11 +45,28 @@ struct Replay {
   int depth = 1;  // alternatives forced, this one included
 };
 
+// Reproducing lines longer than this name a file of the forced matches.
+constexpr std::size_t kLongestShownLine = 400;
+
 struct Finding {
   int rank = 0;
   std::uint64_t index = 0;
   int matched = 0;
   std::vector<int> alternatives;
+};
+
+// What a run's matches analysis recorded (matches.record): every wildcard
+// receive's source and k (the tick of its rank's first call known to follow
+// its match), and the posting clocks of the receives with alternatives.
+struct Decision {
+  int rank = 0;
+  std::uint64_t index = 0;
+  int source = 0;
+  std::uint64_t k = 0;
+};
+struct Record {
+  std::vector<Decision> decisions;
+  std::map<std::pair<int, std::uint64_t>, std::vector<std::uint64_t>> posted;
 };
 
 struct Outcome {
@@ -102,6 +122,36 @@ std::vector<Finding> read_findings(const std::string& report) {
   return out;
 }
 
+// Reads <dir>/rank-<R>.txt ("p <index> <clock>", "d <index> <source> <k>"
+// lines); posting clocks only for the receives in `wanted`.
+Record read_record(const std::string& dir, const std::vector<Finding>& wanted) {
+  Record out;
+  std::set<std::pair<int, std::uint64_t>> want;
+  for (const Finding& f : wanted) want.insert({f.rank, f.index});
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    int rank = -1;
+    if (std::sscanf(name.c_str(), "rank-%d.txt", &rank) != 1 || rank < 0) continue;
+    std::ifstream in(entry.path());
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream words(line);
+      char kind = 0;
+      std::uint64_t index = 0;
+      if (!(words >> kind >> index)) continue;
+      if (kind == 'd') {
+        Decision d{rank, index, 0, 0};
+        if (words >> d.source >> d.k) out.decisions.push_back(d);
+      } else if (kind == 'p' && want.count({rank, index}) != 0) {
+        std::vector<std::uint64_t> clock;
+        for (std::uint64_t v; words >> v;) clock.push_back(v);
+        out.posted[{rank, index}] = std::move(clock);
+      }
+    }
+  }
+  return out;
+}
+
 // Runs vcx-run once with `extra` options before the user's arguments;
 // stdout and stderr go to files. A run past `deadline` counts as hung and
 // is stopped (SIGINT to vcx-run, which takes its jobs down; then SIGKILL).
@@ -115,7 +165,10 @@ Outcome run_once(const std::string& self, const std::vector<std::string>& extra,
   std::vector<char*> cargv;
   for (std::string& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
-  std::vector<std::string> envs = env.entries();
+  Environment run_env = env;
+  ::mkdir((base + ".record").c_str(), 0700);
+  run_env.set(kExploreRecordVariable, base + ".record");
+  std::vector<std::string> envs = run_env.entries();
   std::vector<char*> cenv;
   for (std::string& e : envs) cenv.push_back(e.data());
   cenv.push_back(nullptr);
@@ -136,16 +189,22 @@ Outcome run_once(const std::string& self, const std::vector<std::string>& extra,
     ::_exit(127);
   }
   int status = 0;
-  bool interrupted = false;
+  bool asked_where = false, interrupted = false;
   for (;;) {
     const pid_t w = ::waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
     const auto waited = Clock::now() - start;
-    if (!interrupted && waited > deadline) {
+    if (!asked_where && waited > deadline) {
+      // Hung: first where the ranks are (vcx-run answers SIGUSR1), then stop.
       o.hung = true;
+      asked_where = true;
+      ::kill(pid, SIGUSR1);
+    } else if (asked_where && !interrupted &&
+               (waited > deadline + std::chrono::seconds(15) ||
+                read_file(err_path).find(kWhereEnd) != std::string::npos)) {
       interrupted = true;
       ::kill(pid, SIGINT);
-    } else if (interrupted && waited > deadline + std::chrono::seconds(30)) {
+    } else if (interrupted && waited > deadline + std::chrono::seconds(45)) {
       ::kill(-pid, SIGKILL);
       ::kill(pid, SIGKILL);
     }
@@ -173,16 +232,33 @@ std::string difference(const Outcome& first, const Outcome& r) {
   return d;
 }
 
-// The --force-match watchdog's or the program's own last words.
+// The --force-match watchdog's or the program's own last words; for a hung
+// run, where its ranks were.
 std::string last_words(const std::string& stderr_text) {
   std::istringstream lines(stderr_text);
-  std::string keep;
-  for (std::string line; std::getline(lines, line);)
+  std::string keep, where;
+  bool in_where = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("vcx: where the ranks are") == 0) {
+      in_where = true;
+      where.clear();
+      continue;
+    }
+    if (in_where) {
+      if (line.find(kWhereEnd) != std::string::npos) {
+        in_where = false;
+      } else {
+        const std::size_t skip = line.rfind("vcx: ", 0) == 0 ? 5 : 0;  // indented instead
+        where += (where.empty() ? "  " : "\n  ") + line.substr(skip);
+      }
+      continue;
+    }
     if (line.find("made no MPI call") != std::string::npos ||
         line.find("MPI_Abort") != std::string::npos ||
         line.find("Fatal error") != std::string::npos)
       keep = line;
-  return keep;
+  }
+  return where.empty() ? keep : where;
 }
 
 }  // namespace
@@ -217,11 +293,14 @@ int explore(const std::vector<std::string>& args, const LaunchOptions& options,
   std::fputs(first.stderr_text.c_str(), stderr);
   const std::vector<Finding> found = read_findings(dir + "/run-0.json");
 
-  // Replays, depth first: each alternative of the first run on top of the
-  // matches of the same rank's earlier wildcard receives, then (to a depth
-  // of 2) the alternatives that show up in those replays after it.
+  // Replays, depth first: each alternative of the first run, with the
+  // matches it pins: every wildcard receive known to have matched before the
+  // forced one was posted (the same rank's earlier ones, and those of other
+  // ranks whose k is within its posting clock), as that run had them. Then,
+  // to a depth of 2, the alternatives that show up in those replays after it.
   std::deque<Replay> todo;
-  auto push_alternatives = [&](const std::vector<Finding>& findings, const Replay* base) {
+  auto push_alternatives = [&](const std::vector<Finding>& findings, const Record& record,
+                               const Replay* base) {
     std::vector<Replay> add;
     for (const Finding& f : findings) {
       if (base) {
@@ -231,29 +310,51 @@ int explore(const std::vector<std::string>& args, const LaunchOptions& options,
         for (const Force& p : base->pins) pinned |= p.rank == f.rank && p.index == f.index;
         if (pinned) continue;
       }
+      const auto posted = record.posted.find({f.rank, f.index});
       for (const int alt : f.alternatives) {
         Replay r;
         if (base) {
           r.pins = forces_of(*base);
           r.depth = base->depth + 1;
         }
+        std::set<std::pair<int, std::uint64_t>> have;
+        for (const Force& p : r.pins) have.insert({p.rank, p.index});
+        auto pin = [&](int rank, std::uint64_t index, int source) {
+          if (rank == f.rank && index == f.index) return;
+          if (have.insert({rank, index}).second) r.pins.push_back(Force{rank, index, source});
+        };
         for (const Finding& e : findings)
-          if (e.rank == f.rank && e.index < f.index) {
-            bool have = false;
-            for (const Force& p : r.pins) have |= p.rank == e.rank && p.index == e.index;
-            if (!have) r.pins.push_back(Force{e.rank, e.index, e.matched});
-          }
+          if (e.rank == f.rank && e.index < f.index) pin(e.rank, e.index, e.matched);
+        for (const Decision& d : record.decisions) {
+          const bool before =
+              d.rank == f.rank
+                  ? d.index < f.index
+                  : posted != record.posted.end() &&
+                        static_cast<std::size_t>(d.rank) < posted->second.size() &&
+                        d.k <= posted->second[static_cast<std::size_t>(d.rank)];
+          if (before) pin(d.rank, d.index, d.source);
+        }
+        std::sort(r.pins.begin(), r.pins.end());
         r.alternative = Force{f.rank, f.index, alt};
         add.push_back(std::move(r));
       }
     }
     for (auto it = add.rbegin(); it != add.rend(); ++it) todo.push_front(*it);
   };
-  push_alternatives(found, nullptr);
+  push_alternatives(found, read_record(dir + "/run-0.record", found), nullptr);
   const std::size_t alternatives = todo.size();
 
-  const auto deadline =
-      std::chrono::seconds(std::max<long>(60, static_cast<long>(10 * first.seconds)));
+  // A replay taking far longer than the first run is taken for hung.
+  auto deadline = std::chrono::seconds(std::max<long>(60, static_cast<long>(10 * first.seconds)));
+  if (const auto t = env.get_nonempty(kExploreTimeoutVariable)) {
+    const long seconds = std::atol(t->c_str());
+    if (seconds <= 0) {
+      std::fprintf(stderr, "vcx: %s=%s: give a number of seconds\n", kExploreTimeoutVariable,
+                   t->c_str());
+      return 64;
+    }
+    deadline = std::chrono::seconds(seconds);
+  }
   Environment replay_env = child_env;
   if (!env.get_nonempty("VCX_FORCE_MATCH_TIMEOUT"))
     replay_env.set("VCX_FORCE_MATCH_TIMEOUT",
@@ -262,6 +363,7 @@ int explore(const std::vector<std::string>& args, const LaunchOptions& options,
     Replay replay;
     std::string difference;
     std::string last_words;
+    bool replay_hung = false;
   };
   std::vector<Result> results;
   std::set<std::string> done;
@@ -276,11 +378,15 @@ int explore(const std::vector<std::string>& args, const LaunchOptions& options,
                  tty ? "\r\033[K" : "", runs, budget, line.c_str(), tty ? "" : "\n");
     std::fflush(stderr);
     const std::string base = dir + "/run-" + std::to_string(runs);
+    std::ofstream(base + ".force") << line << '\n';
     const Outcome o = run_once(self, {"--analysis", "matches", "--report", base + ".json",
-                                      "--force-match", line},
+                                      "--force-match-file", base + ".force"},
                                args, replay_env, base, deadline);
-    results.push_back(Result{r, difference(first, o), last_words(o.stderr_text)});
-    if (r.depth < 2 && !o.hung) push_alternatives(read_findings(base + ".json"), &r);
+    results.push_back(Result{r, difference(first, o), last_words(o.stderr_text), o.hung});
+    if (r.depth < 2 && !o.hung) {
+      const std::vector<Finding> next = read_findings(base + ".json");
+      push_alternatives(next, read_record(base + ".record", next), &r);
+    }
   }
   if (tty) std::fputs("\r\033[K", stderr);
 
@@ -308,13 +414,25 @@ int explore(const std::vector<std::string>& args, const LaunchOptions& options,
     if (args[i].rfind("--explore=", 0) == 0) continue;
     program += " " + args[i];
   }
+  int saved = 0;
   for (const Result& x : results) {
     if (x.difference.empty()) continue;
-    std::fprintf(stderr, "vcx explore: %s with --force-match %s; reproduce with:\n  vcx-run "
-                         "--force-match %s%s\n",
-                 x.difference.c_str(), force_line(forces_of(x.replay)).c_str(),
-                 force_line(forces_of(x.replay)).c_str(), program.c_str());
-    if (!x.last_words.empty()) std::fprintf(stderr, "  (%s)\n", x.last_words.c_str());
+    // Long lines (many pinned receives) are saved to a file instead.
+    std::string forced = "--force-match " + force_line(forces_of(x.replay));
+    if (forced.size() > kLongestShownLine) {
+      const std::string file = "vcx-explore-" + std::to_string(::getpid()) + "-" +
+                               std::to_string(++saved) + ".txt";
+      std::ofstream(file) << force_line(forces_of(x.replay)) << '\n';
+      forced = "--force-match-file " + file;
+    }
+    std::fprintf(stderr, "vcx explore: %s when %s; reproduce with:\n  vcx-run %s%s\n",
+                 x.difference.c_str(), force_line({x.replay.alternative}).c_str(),
+                 forced.c_str(), program.c_str());
+    if (x.last_words.find('\n') != std::string::npos || x.replay_hung) {
+      std::fprintf(stderr, "  where the ranks were:\n%s\n", x.last_words.c_str());
+    } else if (!x.last_words.empty()) {
+      std::fprintf(stderr, "  (%s)\n", x.last_words.c_str());
+    }
   }
   if (todo.empty() && runs < budget)
     std::fprintf(stderr, "vcx explore: every alternative found was replayed.\n");

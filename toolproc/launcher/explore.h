@@ -16,6 +16,12 @@ namespace vcx::launcher {
 
 // Set in the environment of the runs --explore makes: they run normally.
 inline constexpr const char* kExploreChildVariable = "VCX_EXPLORE_CHILD";
+// Set for each of those runs: the directory where the matches analysis
+// records every wildcard receive (matches.record), for the next replays' pins.
+inline constexpr const char* kExploreRecordVariable = "VCX_EXPLORE_RECORD";
+// Seconds after which a replay counts as hung (default: ten times the first
+// run, at least 60).
+inline constexpr const char* kExploreTimeoutVariable = "VCX_EXPLORE_TIMEOUT";
 
 // `args`: vcx-run's own arguments, as given (--explore included).
 int explore(const std::vector<std::string>& args, const LaunchOptions& options,

@@ -14,7 +14,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "launcher/process.h"
 #include "launcher/explore.h"
@@ -116,6 +118,9 @@ std::string absolute_path(const std::string& path) {
   if (!::getcwd(cwd, sizeof cwd)) return path;
   return std::string(cwd) + "/" + path;
 }
+
+// How long vcx-run waits for the tools' answers to "where are the ranks".
+constexpr milliseconds kWhereWait{10'000};
 
 std::string seconds_text(milliseconds ms) {
   char buf[32];
@@ -304,6 +309,7 @@ class Supervisor {
       }
       next = std::min(next, force_kill_at);
       const int sig = signals_->wait(std::max(milliseconds(1), until(now, next)));
+      if (sig == SIGUSR1 && !app_done) report_where();
       if (!SignalScope::is_termination(sig)) continue;
       now = Clock::now();
       if (interrupted_ == 0) {
@@ -318,6 +324,52 @@ class Supervisor {
         force_kill_at = kNever;
       }
     }
+  }
+
+  // SIGUSR1: where each rank is. The tools answer a numbered request in the
+  // session directory with the last call they read and their rank's stacks.
+  void report_where() {
+    const std::uint64_t number = ++where_requests_;
+    const std::string request = session_.dir() + "/where-request";
+    {
+      std::ofstream out(request + ".tmp");
+      out << number << '\n';
+    }
+    std::rename((request + ".tmp").c_str(), request.c_str());
+    const int ranks = plan_.options.nprocs;
+    std::vector<std::string> answers(static_cast<std::size_t>(ranks));
+    std::vector<bool> have(static_cast<std::size_t>(ranks), false);
+    const auto give_up = Clock::now() + kWhereWait;
+    for (int left = ranks; left > 0 && Clock::now() < give_up;) {
+      for (int r = 0; r < ranks; ++r) {
+        const auto i = static_cast<std::size_t>(r);
+        if (have[i]) continue;
+        const std::string path = session_.dir() + "/where-" + std::to_string(r) + "-" +
+                                 std::to_string(number) + ".txt";
+        std::ifstream in(path);
+        if (!in) continue;
+        std::stringstream text;
+        text << in.rdbuf();
+        answers[i] = text.str();
+        have[i] = true;
+        --left;
+        std::remove(path.c_str());
+      }
+      if (left > 0) std::this_thread::sleep_for(milliseconds(50));
+    }
+    clear_progress();
+    say("where the ranks are:");
+    for (int r = 0; r < ranks; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      if (!have[i]) {
+        say("  rank " + std::to_string(r) + ": no answer from its tool within " +
+            seconds_text(kWhereWait));
+        continue;
+      }
+      std::istringstream lines(answers[i]);
+      for (std::string line; std::getline(lines, line);) say("  " + line);
+    }
+    say(kWhereEnd);
   }
 
   // The progress line: from the tools' progress-<rank> files, once a second
@@ -520,6 +572,7 @@ class Supervisor {
   Child app_;
   int terminal_ = -1;
   int interrupted_ = 0;
+  std::uint64_t where_requests_ = 0;
   Clock::time_point progress_start_{}, progress_next_{};
   std::uint64_t progress_last_events_ = 0;
   double progress_last_time_ = 0;
@@ -581,6 +634,8 @@ std::vector<std::string> tool_command(const Plan& plan, const std::string& sessi
   }
   for (const std::string& analysis : plan.options.analyses)
     append(cmd, {"--option", analysis + ".dir=" + session_dir + "/" + analysis});
+  if (plan.matches_record && runs_analysis(plan.options, "matches"))
+    append(cmd, {"--option", "matches.record=" + *plan.matches_record});
   if (const auto& mib = plan.options.clock_diff_mib)
     append(cmd, {"--option", "vclock.diff-bytes=" + std::to_string(*mib << 20)});
   if (!plan.options.stall.empty()) append(cmd, {"--stall", plan.options.stall});
@@ -769,6 +824,9 @@ Environment tool_environment(const Environment& base, const std::string& token) 
   return env;
 }
 
+// The longest --force-match list passed in the environment itself.
+constexpr std::size_t kForceMatchInline = 4096;
+
 Environment app_environment(const Environment& base, const std::string& session_dir,
                             const std::string& token, const LaunchOptions& options) {
   Environment env = base;
@@ -781,10 +839,16 @@ Environment app_environment(const Environment& base, const std::string& session_
   for (const auto& f : options.forced_matches)
     forced += (forced.empty() ? "" : ",") + std::to_string(f.rank) + ":" +
               std::to_string(f.index) + "=" + std::to_string(f.source);
+  // A long list (a replay pinning many receives) goes through a file: one
+  // environment string may not exceed 128 KiB.
   if (forced.empty()) {
     env.unset("VCX_FORCE_MATCH");
-  } else {
+  } else if (forced.size() <= kForceMatchInline) {
     env.set("VCX_FORCE_MATCH", forced);
+  } else {
+    const std::string path = session_dir + "/force-match";
+    std::ofstream(path) << forced << '\n';
+    env.set("VCX_FORCE_MATCH", "@" + path);
   }
   return env;
 }
@@ -861,6 +925,8 @@ int launcher_main(int argc, char** argv, char** envp) {
 
   Plan plan;
   plan.options = parsed.options;
+  if (env.get_nonempty(kExploreChildVariable))
+    plan.matches_record = env.get_nonempty(kExploreRecordVariable);
   if (auto err = read_timeouts(env, &plan.timeouts)) {
     say(*err);
     return kExitUsage;

@@ -15,6 +15,9 @@
 
 namespace vcx::launcher {
 
+// The line after vcx-run's answer to SIGUSR1 ("where the ranks are").
+inline constexpr const char* kWhereEnd = "end of where the ranks are";
+
 struct Timeouts {
   std::chrono::milliseconds start{60'000};            // tool job until ready
   std::chrono::milliseconds stop{60'000};             // tool job after the application ended
@@ -31,6 +34,9 @@ struct Plan {
   LaunchOptions options;
   InstallPaths paths;
   std::optional<std::string> trace_dir;  // absolute, exists
+  // --explore's runs: where the matches analysis records every wildcard
+  // receive (kExploreRecordVariable).
+  std::optional<std::string> matches_record;
   std::string program;                   // as handed to mpiexec
   std::vector<std::string> more_programs;  // MPMD: each further program, as handed to mpiexec
   std::string session_parent;

@@ -228,7 +228,7 @@ bool Child::group_alive() const {
 
 SignalScope::SignalScope() {
   sigemptyset(&waited_);
-  for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&waited_, sig);
+  for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1}) sigaddset(&waited_, sig);
   // A handler (rather than the default "ignore") guarantees that SIGCHLD is
   // kept pending while blocked.
   struct sigaction sa {};

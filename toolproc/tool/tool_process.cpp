@@ -21,6 +21,7 @@
 #include "mpi_transport/mpi_transport.h"
 #include "vcx/binomial_tree.h"
 #include "vcx/delaying_transport.h"
+#include "vcx/stack_sampler.h"
 
 namespace vcx::tool {
 namespace {
@@ -433,6 +434,10 @@ bool ToolProcess::service_channel(bool all) {
       program_.reset(ev->model, ev->type, ev->seq);
       // A failure while reading the call names it.
       reading_ = ev;
+      last_model_ = ev->model;
+      last_type_ = ev->type;
+      last_seq_ = ev->seq;
+      any_call_read_ = true;
       t->translate(*ev, engine_->control(), program_);
       const bool wants = wants_reply(ev->flags);
       if (wants) max_reply_wanted_ = ev->seq;
@@ -655,6 +660,7 @@ int ToolProcess::run() {
         if (std::filesystem::exists(exited_flag) && app_state_ == AppState::NeverAttached) {
           app_state_ = AppState::Finalized;  // nothing to analyse, nothing to wait for
         }
+        answer_where_request();
         arm_inotify();
       });
     };
@@ -777,6 +783,42 @@ std::uint64_t cpu_ns(const rusage& ru) {
   return ns(ru.ru_utime) + ns(ru.ru_stime);
 }
 }  // namespace
+
+void ToolProcess::answer_where_request() {
+  std::uint64_t number = 0;
+  {
+    std::ifstream in(opts_.session_dir + "/where-request");
+    if (!(in >> number) || number <= where_answered_) return;
+  }
+  where_answered_ = number;
+  std::string text = "rank " + std::to_string(rank_.value) + ": ";
+  if (!any_call_read_) {
+    text += "its tool has read no call yet";
+  } else {
+    text += "the last call its tool read was " +
+            std::string(call_name(static_cast<std::uint8_t>(last_model_), last_type_)) +
+            " (event " + std::to_string(last_seq_) + ")";
+  }
+  if (engine_ && !engine_->idle()) text += "; its tool waits for " + engine_->blocked_on();
+  text += '\n';
+  if (app_pid_ > 0 && app_state_ != AppState::Crashed) {
+    std::string error;
+    const auto stacks = sample_stacks(app_pid_, &error);
+    if (stacks.empty()) {
+      text += "  no stacks: " + error + "\n";
+    } else {
+      for (const std::string& line : describe_stacks(app_pid_, stacks, {"MPI_", "shmem_"}))
+        text += "  " + line + "\n";
+    }
+  }
+  const std::string path = opts_.session_dir + "/where-" + std::to_string(rank_.value) + "-" +
+                           std::to_string(number) + ".txt";
+  {
+    std::ofstream out(path + ".tmp");
+    out << text;
+  }
+  std::rename((path + ".tmp").c_str(), path.c_str());
+}
 
 void ToolProcess::write_stats() const {
   rusage ru{};

@@ -46,6 +46,9 @@ class ToolProcess final : public ToolHost {
   // status for the tool process.
   int run();
   void write_stats() const;
+  // vcx-run asked where the ranks are (<session>/where-request holds the
+  // request's number): writes where-<rank>-<number>.txt once per request.
+  void answer_where_request();
 
   // ToolHost
   Rank rank() const override { return rank_; }
@@ -131,6 +134,12 @@ class ToolProcess final : public ToolHost {
   // The application event being read, for fatal()'s message.
 
   const EventHeader* reading_ = nullptr;
+  // The last application call read, for "where the ranks are".
+  Model last_model_{};
+  std::uint16_t last_type_ = 0;
+  std::uint64_t last_seq_ = 0;
+  bool any_call_read_ = false;
+  std::uint64_t where_answered_ = 0;  // the last request number answered
   std::uint64_t progress_written_ns_ = 0;
   std::uint64_t progress_events_ = ~std::uint64_t{0};
   AppState progress_state_ = AppState::NeverAttached;

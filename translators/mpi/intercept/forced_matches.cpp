@@ -33,6 +33,16 @@ ForcedMatches& forced_matches() {
 void ForcedMatches::load(int world_rank, MPI_Group world_group, int thread_level) {
   const char* spec = std::getenv("VCX_FORCE_MATCH");
   if (!spec || !*spec) return;
+  // "@FILE": a list too long for the environment, in a file vcx-run wrote.
+  std::string listed;
+  if (*spec == '@') {
+    std::FILE* f = std::fopen(spec + 1, "r");
+    if (!f) refuse(std::string("cannot read the forced matches in ") + (spec + 1));
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) listed.append(buf, n);
+    std::fclose(f);
+    spec = listed.c_str();
+  }
   if (thread_level == MPI_THREAD_MULTIPLE)
     refuse("replaying with forced matches needs a program whose threads do not call MPI at "
            "once (MPI_THREAD_SERIALIZED at most): its wildcard receives are counted in program "
