@@ -78,7 +78,7 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
           ReceivePostedNote n;
           if (read_note(p, &n)) {
             matches_.posted(n);
-            if (n.want_source == kNoteAnySource) {
+            if (n.want_source == kNoteAnySource || n.forced != 0) {
               model_ = b.model;
               if (maps_.empty()) maps_ = read_maps();  // while the application runs
               if (record_.is_open()) record_posting(b.clocked ? ClockSpan(before_) : b.clock);

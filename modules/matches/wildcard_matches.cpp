@@ -15,7 +15,8 @@ void WildcardMatches::posted(const ReceivePostedNote& n) {
   r.post_no = next_post_++;
   r.pc = n.pc;
   r.call = n.call;
-  if (n.want_source == kNoteAnySource) {
+  r.forced = n.forced != 0;
+  if (n.want_source == kNoteAnySource || r.forced) {
     r.index = static_cast<std::int64_t>(wildcards_++);
     undecided_.push_back(n.token);
   }
@@ -167,6 +168,11 @@ bool WildcardMatches::try_decide(std::uint64_t token, Receive& r, bool final) {
   out.completed_seq = r.completed_seq;
   out.completed_call = r.completed_call;
   out.known_tick = r.k;
+  if (r.forced) {
+    // A replay made it take its one source: it could match nothing else.
+    results_.push_back(std::move(out));
+    return true;
+  }
   for (std::uint32_t s = 0; s < world_; ++s) {
     if (s == r.source) continue;
     bool found = false;

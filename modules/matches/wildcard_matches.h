@@ -14,6 +14,9 @@
 // posted (completed, or ordered before a completed one), and those R was
 // ordered after (ReceiveOrdered notes), transitively.
 //
+// A wildcard receive a replay forced to one source (ReceivePostedNote::
+// forced) keeps its index, wants that source only and has no alternative.
+//
 // A receive is decided once everything that can change its answer is known;
 // the messages and receives no undecided receive can need are dropped, so
 // memory follows what is undecided, not the length of the run.
@@ -86,6 +89,7 @@ class WildcardMatches {
     std::int64_t index = -1;    // wildcard ordinal, -1 for other receives
     std::uint64_t pc = 0;
     std::uint16_t call = 0;
+    bool forced = false;  // a wildcard receive a replay forced to want_source
     bool bound = false;
     bool completed = false;
     bool dropped = false;

@@ -7,8 +7,9 @@ barrier, takes rank 0's message in practice, and the program checks that.
      alternative source 2.
   2. Replayed with --force-match 1:0=2 it takes rank 2's message: the
      program prints "unexpected order" and exits 1; the analysis, run again,
-     reports the same receive (same index) as matched by rank 2, with rank 0
-     as its alternative.
+     still counts it among the two wildcard receives, but it has no
+     alternative now (MPI was told to take rank 2's message only), and
+     neither has the other.
   3. A forced match that cannot happen (rank 1's second receive from rank 0,
      which has sent its only message to the first) ends with a message
      naming the forced receive within VCX_FORCE_MATCH_TIMEOUT, not a hang.
@@ -70,9 +71,9 @@ def main() -> int:
         if code != 1 or "rank 1: unexpected order (got 2, then 0)" not in out:
             failures.append(f"the replay with 1:0=2 should take rank 2's message first and exit "
                             f"1; exit {code}:\n{out}{err}")
-        elif not f or f["matched_source"] != 2 or f["alternative_sources"] != [0]:
-            failures.append(f"the replay's finding for receive 1:0 is {f}, expected matched 2 "
-                            f"and alternatives [0]:\n{err}")
+        elif f is not None or "0 of 2 wildcard receives could have matched" not in err:
+            failures.append(f"the replay's finding for receive 1:0 is {f}; expected none, and "
+                            f"two wildcard receives counted:\n{err}")
 
         # A list too long for the environment (a replay pinning many
         # receives; here receives rank 0 never posts) goes through a file.

@@ -215,6 +215,8 @@ def run_case(args, work) -> None:
     if args.stall:
         cmd += ["--stall", args.stall]
     cmd += args.vcx_arg
+    if args.force_match:
+        cmd += ["--force-match", args.force_match]
     report = os.path.join(work, "report.json")
     if args.check_matches:
         cmd += ["--analysis", "matches", "--report", report]
@@ -249,7 +251,7 @@ def run_case(args, work) -> None:
         if problem:
             failures.append(problem + "\n" + tool.describe())
 
-    if tool is not None:
+    if tool is not None and not args.force_match:
         problems = []
         if tool.code != native.code:
             problems.append(f"exit code differs: native {native.code}, "
@@ -273,6 +275,12 @@ def run_case(args, work) -> None:
     if export.code != 0:
         failures.append(f"vcx-trace export failed\n{export.describe()}")
         raise CaseFailure("\n".join(failures))
+    if args.force_match:
+        # What MPI was called with: the forced receives want their source.
+        forced_gt = os.path.join(work, "tool-gt-forced")
+        matches_oracle.apply_forced(tool_gt, forced_gt,
+                                    matches_oracle.parse_forced(args.force_match))
+        tool_gt = forced_gt
     if failures:
         failures.append(progress(tool_gt, trace_file, args.n))
 
@@ -401,6 +409,10 @@ def parse(argv):
                          "setting that must have reached the tools)")
     ap.add_argument("--expect-leases", action="store_true",
                     help="check that some lock acquisitions were made under a lease")
+    ap.add_argument("--force-match", metavar="R:I=S,...",
+                    help="replay with these matches forced (vcx-run --force-match): the "
+                         "oracles see the forced receives as wanting the forced source, and "
+                         "the program's output is not compared with the native run's")
     ap.add_argument("--check-matches", action="store_true",
                     help="run --analysis matches too and compare its findings with the "
                          "matches oracle")

@@ -17,7 +17,10 @@ Definitions (all receives and positions are per rank r):
     the imrecv's req). Program order, also posting order: gt line, then op
     order within the line.
   * A wildcard receive is a receive whose "src" field is "any" (a receive
-    logging no matching fields is none). Its index is the 0-based ordinal
+    logging no matching fields is none), or one a replay forced (vcx-run
+    --force-match): apply_forced() rewrites such a receive's "src" to the
+    forced world rank and marks it "forced": it then wants that source only
+    (for E and for the clocks) and has no alternative source. Its index is the 0-based ordinal
     of rank r's wildcard receive postings in posting order, counting every
     one, also those later cancelled or never completed. Cancelled and
     never-completed wildcard receives get no result (but keep their index).
@@ -116,10 +119,11 @@ class Receive:
     completer: Optional[oracle.Call] = None
     msg: Optional[str] = None  # the message it got
     cancelled: bool = False
+    forced: bool = False  # posted with "any", forced to one source by a replay
 
     @property
     def wildcard(self) -> bool:
-        return self.want is not None and self.want[1] == "any"
+        return self.want is not None and (self.want[1] == "any" or self.forced)
 
     def pending_at(self, pos: Pos) -> bool:
         """Posted before pos and not completed before it."""
@@ -147,7 +151,8 @@ def rank_receives(calls: List[oracle.Call]) -> List[Receive]:
                     what = f"receive request {op['req']}"
                 else:
                     what = f"matched probe {op['handle']}"
-                rx = Receive(call=c, post=pos, what=what, want=want)
+                rx = Receive(call=c, post=pos, what=what, want=want,
+                             forced=bool(op.get("forced")))
                 out.append(rx)
                 if kind == "recv":
                     rx.done, rx.completer, rx.msg = pos, c, op["msg"]
@@ -268,7 +273,7 @@ def expected_matches(res: oracle.Result) -> Dict[Tuple[int, int], dict]:
             index += 1
             if rx.msg is None:
                 continue  # cancelled or never completed
-            comm, _, tag = rx.want
+            comm, src, tag = rx.want
             if not isinstance(comm, str) or tag is None:
                 raise MatchesOracleError(f"{rx.where()} logs src 'any' without comm/tag")
             m0 = res.messages[rx.msg]
@@ -278,7 +283,7 @@ def expected_matches(res: oracle.Result) -> Dict[Tuple[int, int], dict]:
             k = min(_clock_entry(b.completer, r) for b in [rx] + rank.later(rx))
             alts, missing = [], []
             for s in range(n):
-                if s == s0:
+                if s == s0 or src not in ("any", s):
                     continue
                 m_s = None
                 for m in outgoing.get((r, s), ()):
@@ -408,6 +413,44 @@ def load_findings(path: str) -> list:
     if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
         raise ValueError('the report is not a JSON object with a "findings" array')
     return doc["findings"]
+
+
+def apply_forced(gt_dir: str, out_dir: str, forced: Dict[Tuple[int, int], int]) -> None:
+    """Writes gt_dir's files to out_dir as a replay forcing rank r's
+    wildcard receive #i to world rank forced[(r, i)] ran them: that receive
+    op's "src" becomes the forced rank, marked "forced". Wildcard receives
+    are counted as above: recv, post and mprobe ops with src "any", in
+    program order."""
+    os.makedirs(out_dir, exist_ok=True)
+    for name in sorted(os.listdir(gt_dir)):
+        if not (name.startswith("gt-") and name.endswith(".jsonl")):
+            continue
+        rank = int(name[3:-6])
+        index = 0
+        lines = []
+        with open(os.path.join(gt_dir, name), encoding="utf-8") as f:
+            for text in f:
+                obj = json.loads(text) if text.strip() else None
+                for op in (obj or {}).get("ops", []):
+                    if op.get("op") in ("recv", "post", "mprobe") and op.get("src") == "any":
+                        if (rank, index) in forced:
+                            op["src"] = forced[(rank, index)]
+                            op["forced"] = True
+                        index += 1
+                lines.append(json.dumps(obj) if obj is not None else text.rstrip("\n"))
+        with open(os.path.join(out_dir, name), "w", encoding="utf-8") as f:
+            f.write("".join(line + "\n" for line in lines))
+
+
+def parse_forced(spec: str) -> Dict[Tuple[int, int], int]:
+    """'R:I=S,...' as vcx-run --force-match takes it."""
+    out: Dict[Tuple[int, int], int] = {}
+    for item in spec.replace(" ", ",").split(","):
+        if item:
+            ri, s = item.split("=")
+            r, i = ri.split(":")
+            out[(int(r), int(i))] = int(s)
+    return out
 
 
 def run(gt_dir: str, report: Optional[str], n: Optional[int] = None, out=None, err=None,

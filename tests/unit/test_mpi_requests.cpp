@@ -298,7 +298,37 @@ TEST_CASE("mpi: a receive's note carries the address of the call that posted it"
     for (const ReceivePostedNote& x : n) {
       CHECK(x.pc == 0x4090);
       CHECK(x.call == static_cast<std::uint16_t>(Call::Startall));
+      CHECK(x.want_source == kNoteAnySource);
+      CHECK(x.forced == 0);
     }
+  }
+  SECTION("a persistent receive whose start a replay forced wants that source only") {
+    for (std::uint64_t request : {75, 76}) {
+      IrecvEvent e{};
+      e.comm = kWorldHandle;
+      e.request = request;
+      e.source = kRankAny;
+      e.tag = 5;
+      tx.feed(Event::of(Call::Recv_init, e));
+    }
+    // Startall of both, the second forced to rank 2: the sources follow the handles.
+    StartEvent head{};
+    head.count = 2;
+    head.flags = kStartForcedSources;
+    head.pc = 0x40a0;
+    std::vector<std::uint8_t> payload(sizeof head + 2 * 8 + 2 * 4);
+    const std::uint64_t handles[2] = {75, 76};
+    const std::int32_t sources[2] = {kStartAsPosted, forced_source(2)};
+    std::memcpy(payload.data(), &head, sizeof head);
+    std::memcpy(payload.data() + sizeof head, handles, sizeof handles);
+    std::memcpy(payload.data() + sizeof head + sizeof handles, sources, sizeof sources);
+    const std::vector<ReceivePostedNote> n =
+        posted_notes(tx.feed(Event(Call::Startall, payload.data(), payload.size())));
+    REQUIRE(n.size() == 2);
+    CHECK(n[0].want_source == kNoteAnySource);
+    CHECK(n[0].forced == 0);
+    CHECK(n[1].want_source == 2);
+    CHECK(n[1].forced == 1);
   }
 }
 

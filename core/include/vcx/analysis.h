@@ -161,7 +161,11 @@ struct ReceivePostedNote {
   std::int32_t want_source;  // world rank, or kNoteAnySource
   std::int32_t want_tag;     // queue.b it can take, or kNoteAnyTag
   std::uint16_t call;        // the posting call (the program's model)
-  std::uint16_t reserved[3];
+  // The program posted it with any source and a replay (vcx-run
+  // --force-match) made it take want_source only: still one of the
+  // program's wildcard receives, but it can match nothing else.
+  std::uint16_t forced;
+  std::uint16_t reserved[2];
 };
 
 struct ReceiveBoundNote {

@@ -156,3 +156,38 @@ TEST_CASE("matches: a receive ordered after R lowers k(R) and hides later sends"
   CHECK(m.results()[0].matched_source == 1);
   CHECK(m.results()[0].alternatives.empty());
 }
+
+TEST_CASE("matches: a receive a replay forced keeps its index and has no alternative",
+          "[matches]") {
+  // Rank 0 posts three wildcard receives; a replay forced the second to
+  // rank 2. Ranks 1 and 2 each have a message that knows nothing of rank 0.
+  WildcardMatches m(Rank{0}, 3);
+  m.signal(Rank{1}, QueueId{kComm, kTag}, 1, 0);
+  m.signal(Rank{2}, QueueId{kComm, kTag}, 1, 0);
+  m.signal(Rank{1}, QueueId{kComm, kTag}, 2, 0);
+  m.posted(wildcard(1));
+  ReceivePostedNote forced = wildcard(2);
+  forced.want_source = 2;
+  forced.forced = 1;
+  m.posted(forced);
+  ReceivePostedNote plain = wildcard(3);
+  plain.want_source = 1;  // a receive from rank 1 the program named: no index
+  m.posted(plain);
+  m.posted(wildcard(4));
+  m.bound(bound_to(1, 1));
+  m.bound(bound_to(2, 2));
+  m.bound(bound_to(3, 1));
+  m.completed(1, 1, 1, 0);
+  m.completed(2, 2, 2, 0);
+  m.completed(3, 3, 3, 0);
+  m.decide(true);
+  const auto& r = m.results();
+  REQUIRE(r.size() == 2);  // #3 (token 4) was never bound nor completed
+  CHECK(r[0].index == 0);
+  CHECK(r[0].matched_source == 1);
+  CHECK(r[0].alternatives == std::vector<std::uint32_t>{2});
+  CHECK(r[1].index == 1);
+  CHECK(r[1].matched_source == 2);
+  CHECK(r[1].alternatives.empty());
+  CHECK(m.unreported() == 1);
+}

@@ -421,12 +421,17 @@ struct CollectiveEvent {
   std::int32_t reserved;
 };
 
-// MPI_Start / MPI_Startall: `count` request handles (u64) follow.
+// MPI_Start / MPI_Startall: `count` request handles (u64) follow; with
+// kStartForcedSources, then `count` sources (i32): for each started
+// persistent receive a replay forced, forced_source(rank in its
+// communicator), else kStartAsPosted.
 struct StartEvent {
   std::uint32_t count;
-  std::uint32_t reserved;
+  std::uint32_t flags;
   std::uint64_t pc;  // the application's return address
 };
+inline constexpr std::uint32_t kStartForcedSources = 1;
+inline constexpr std::int32_t kStartAsPosted = 0x7fffffff;
 
 struct RequestEvent {  // MPI_Request_free, MPI_Cancel
   std::uint64_t request;

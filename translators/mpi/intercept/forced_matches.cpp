@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "../common/mpi_events.h"
 #include "runtime.h"
@@ -70,12 +71,7 @@ void ForcedMatches::load(int world_rank, MPI_Group world_group, int thread_level
   if (active_) std::thread([this] { watch(); }).detach();
 }
 
-int ForcedMatches::source_for(MPI_Comm comm, int source) {
-  if (!active_ || source != MPI_ANY_SOURCE) return source;
-  auto it = forced_.find(postings_);
-  if (it == forced_.end()) return source;
-  // The forced world rank, as a rank of the group the receive takes
-  // messages from (the remote group of an intercommunicator).
+int ForcedMatches::comm_rank_of(MPI_Comm comm, int world_rank) const {
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
   MPI_Group group;
@@ -84,25 +80,38 @@ int ForcedMatches::source_for(MPI_Comm comm, int source) {
   } else {
     PMPI_Comm_group(comm, &group);
   }
-  int in = it->second, out = MPI_UNDEFINED;
-  PMPI_Group_translate_ranks(world_group_, 1, &in, group, &out);
+  int out = MPI_UNDEFINED;
+  PMPI_Group_translate_ranks(world_group_, 1, &world_rank, group, &out);
   PMPI_Group_free(&group);
-  if (applied_index_ != postings_) {
-    // Noted when it is posted: a forced receive that never matches never returns.
-    applied_index_ = postings_;
-    std::lock_guard<std::mutex> lock(g_applied_mutex);
-    applied_ += (applied_.empty() ? "" : ", ") + std::to_string(rank_) + ":" +
-                std::to_string(postings_) + "=" + std::to_string(it->second);
-  }
+  if (out == MPI_UNDEFINED)
+    refuse("rank " + std::to_string(rank_) + "'s wildcard receive " + std::to_string(postings_) +
+           " is to match rank " + std::to_string(world_rank) +
+           ", which is not in the communicator it receives on: this --force-match line does "
+           "not belong to this program or run");
+  return out;
+}
+
+// Noted when it is posted: a forced receive that never matches never returns.
+void ForcedMatches::note_applied(int source) {
+  if (applied_index_ == postings_) return;
+  applied_index_ = postings_;
+  std::lock_guard<std::mutex> lock(g_applied_mutex);
+  applied_ += (applied_.empty() ? "" : ", ") + std::to_string(rank_) + ":" +
+              std::to_string(postings_) + "=" + std::to_string(source);
+}
+
+int ForcedMatches::source_for(MPI_Comm comm, int source) {
+  if (!active_ || source != MPI_ANY_SOURCE) return source;
+  auto it = forced_.find(postings_);
+  if (it == forced_.end()) return source;
+  // The forced world rank, as a rank of the group the receive takes
+  // messages from (the remote group of an intercommunicator).
+  const int out = comm_rank_of(comm, it->second);
+  note_applied(it->second);
   if (!forcing_) {
     forcing_ = true;
     outstanding_.fetch_add(1, std::memory_order_relaxed);
   }
-  if (out == MPI_UNDEFINED)
-    refuse("rank " + std::to_string(rank_) + "'s wildcard receive " + std::to_string(postings_) +
-           " is to match rank " + std::to_string(it->second) +
-           ", which is not in the communicator it receives on: this --force-match line does "
-           "not belong to this program or run");
   return out;
 }
 
@@ -129,13 +138,75 @@ void ForcedMatches::not_posted(int source) {
   outstanding_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void ForcedMatches::started(MPI_Request r) {
-  if (!active_ || persistent_.count(r) == 0) return;
-  if (forced_.count(postings_) != 0)
-    refuse("rank " + std::to_string(rank_) + "'s wildcard receive " + std::to_string(postings_) +
-           " is a persistent receive started by MPI_Start or MPI_Startall; replaying those "
-           "with another match is not supported");
+std::optional<int> ForcedMatches::starting(MPI_Request r) {
+  if (!active_) return std::nullopt;
+  auto p = persistent_.find(r);
+  if (p == persistent_.end()) return std::nullopt;
+  auto f = forced_.find(postings_);
+  if (f == forced_.end()) {
+    ++postings_;
+    return std::nullopt;
+  }
+  const int source = comm_rank_of(p->second.comm, f->second);
+  note_applied(f->second);
   ++postings_;
+  // Watched until the stand-in completes.
+  forced_requests_.insert(r);
+  outstanding_.fetch_add(1, std::memory_order_relaxed);
+  return source;
+}
+
+void ForcedMatches::start_forced(MPI_Request r, int source) {
+  const PersistentReceive& p = persistent_.at(r);
+  MPI_Request stand_in = MPI_REQUEST_NULL;
+#if MPI_VERSION >= 4
+  const int rc =
+      p.large ? PMPI_Irecv_c(p.buf, p.count, p.type, source, p.tag, p.comm, &stand_in)
+              : PMPI_Irecv(p.buf, static_cast<int>(p.count), p.type, source, p.tag, p.comm,
+                           &stand_in);
+#else
+  const int rc = PMPI_Irecv(p.buf, static_cast<int>(p.count), p.type, source, p.tag, p.comm,
+                            &stand_in);
+#endif
+  if (rc != MPI_SUCCESS)
+    refuse("rank " + std::to_string(rank_) + " could not post the receive that replays its "
+           "persistent wildcard receive with a forced source (MPI_Irecv failed)");
+  shadows_[r] = stand_in;
+}
+
+void ForcedMatches::persistent_freed(MPI_Request r) {
+  persistent_.erase(r);
+  if (auto s = shadows_.find(r); s != shadows_.end()) {
+    PMPI_Request_free(&s->second);  // an active receive may be freed; it completes unseen
+    shadows_.erase(s);
+  }
+}
+
+MPI_Request* ForcedMatches::substitute_slow(MPI_Request* user, int n) {
+  thread_local std::vector<MPI_Request> used;
+  used.assign(user, user + n);
+  bool any = false;
+  for (MPI_Request& r : used) {
+    if (r == MPI_REQUEST_NULL) continue;
+    if (auto s = shadows_.find(r); s != shadows_.end()) {
+      r = s->second;
+      any = true;
+    }
+  }
+  return any ? used.data() : user;
+}
+
+void ForcedMatches::restore_slow(MPI_Request* user, const MPI_Request* used, int n) {
+  for (int i = 0; i < n; ++i) {
+    auto s = user[i] == MPI_REQUEST_NULL ? shadows_.end() : shadows_.find(user[i]);
+    if (s == shadows_.end()) {
+      user[i] = used[i];
+    } else if (used[i] == MPI_REQUEST_NULL) {
+      shadows_.erase(s);  // the stand-in completed; the program's request is inactive
+    } else {
+      s->second = used[i];
+    }
+  }
 }
 
 void ForcedMatches::watch() {

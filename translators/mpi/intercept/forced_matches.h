@@ -5,6 +5,13 @@
 // carries mpi::forced_source(rank), so that the tool still counts it among
 // the wildcard receives.
 //
+// A persistent wildcard receive (MPI_Recv_init) whose start is forced is
+// not started: a receive from the forced source into the same buffer
+// (MPI_Irecv) stands in for it until it completes, and the Wait/Test
+// family, MPI_Cancel and MPI_Request_free are handed the stand-in in its
+// place (substitute/restore); the program keeps its request, inactive again
+// once the stand-in completed, as after any completed start.
+//
 // A forced source that never sends leaves the receive waiting for ever; a
 // watchdog ends the rank with a message naming the forced receives when,
 // with a forced receive still unmatched (its blocking call not returned,
@@ -18,6 +25,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -51,14 +59,46 @@ class ForcedMatches {
       outstanding_.fetch_sub(1, std::memory_order_relaxed);
   }
   // Persistent receives: MPI_Recv_init with MPI_ANY_SOURCE, and their starts.
-  void persistent_wildcard(MPI_Request r) { persistent_.insert(r); }
-  void persistent_freed(MPI_Request r) { persistent_.erase(r); }
-  void started(MPI_Request r);
+  struct PersistentReceive {
+    void* buf = nullptr;
+    MPI_Count count = 0;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    int tag = 0;
+    MPI_Comm comm = MPI_COMM_NULL;
+    bool large = false;  // MPI_Recv_init_c
+  };
+  void persistent_wildcard(MPI_Request r, const PersistentReceive& p) {
+    if (active_) persistent_[r] = p;
+  }
+  // MPI_Request_free of `r`: a stand-in still pending is freed too.
+  void persistent_freed(MPI_Request r);
+  // MPI_Start or MPI_Startall is about to start `r`: counts the posting when
+  // `r` is a persistent wildcard receive, and when the replay forces it,
+  // returns the forced source as a rank of its communicator (the caller
+  // reports it, then calls start_forced instead of starting `r`).
+  std::optional<int> starting(MPI_Request r);
+  void start_forced(MPI_Request r, int source);
+  // The requests to hand MPI for the program's `user` (n of them): `user`
+  // itself unless some have stand-ins, else a copy with the stand-ins.
+  MPI_Request* substitute(MPI_Request* user, int n) {
+    return shadows_.empty() ? user : substitute_slow(user, n);
+  }
+  // After the call: MPI's changes to `used` go back to `user`, except that
+  // a forced persistent receive stays the program's request (its stand-in,
+  // once complete, is forgotten).
+  void restore(MPI_Request* user, const MPI_Request* used, int n) {
+    if (used != user) restore_slow(user, used, n);
+  }
   // The rank made an MPI call (for the watchdog).
   void progress() { calls_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
   void watch();
+  // The forced world rank as a rank of the group `comm` receives from.
+  int comm_rank_of(MPI_Comm comm, int world_rank) const;
+  void note_applied(int source);
+  MPI_Request* substitute_slow(MPI_Request* user, int n);
+  void restore_slow(MPI_Request* user, const MPI_Request* used, int n);
 
   bool active_ = false;
   int rank_ = -1;
@@ -69,7 +109,8 @@ class ForcedMatches {
   std::unordered_set<MPI_Request> forced_requests_;  // non-blocking ones not complete
   std::atomic<std::uint64_t> outstanding_{0};        // forced receives not matched yet
   std::unordered_map<std::uint64_t, int> forced_;  // index -> world rank
-  std::unordered_set<MPI_Request> persistent_;
+  std::unordered_map<MPI_Request, PersistentReceive> persistent_;
+  std::unordered_map<MPI_Request, MPI_Request> shadows_;  // forced start -> its stand-in
   std::string applied_;  // the forced postings made so far, for the watchdog's message
   std::atomic<std::uint64_t> calls_{0};
 

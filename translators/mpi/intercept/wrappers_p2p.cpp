@@ -102,11 +102,7 @@ int post_recv(Call call, MPI_Comm comm, int asked, int source, int tag, MPI_Requ
   const int rc = pmpi();
   Runtime& rt = runtime();
   if (rc != MPI_SUCCESS || !rt.active()) return rc;
-  if (!persistent) {
-    forced_matches().posted(asked, request);
-  } else if (asked == MPI_ANY_SOURCE) {
-    forced_matches().persistent_wildcard(*request);  // each MPI_Start posts one
-  }
+  if (!persistent) forced_matches().posted(asked, request);
   vcx::mpi::IrecvEvent ev{};
   ev.comm = comm_handle(comm);
   ev.request = rt.new_request_id(*request);
@@ -233,19 +229,26 @@ void report_probe(Call call, MPI_Comm comm, int asked, int source, int tag, MPI_
   runtime().push(call, ev, false);
 }
 
-void report_start(int count, const MPI_Request* requests, void* pc) {
+// `sources`: per request, the source a forced start takes
+// (mpi::forced_source) or kStartAsPosted; null when no start is forced.
+void report_start(int count, const MPI_Request* requests, void* pc,
+                  const std::int32_t* sources) {
   Runtime& rt = runtime();
   // The ids first: looking them up takes the lock that begin() holds.
   thread_local std::vector<std::uint64_t> ids;
   ids.resize(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) ids[static_cast<std::size_t>(i)] = rt.request_id(requests[i]);
-  const std::size_t bytes = sizeof(vcx::mpi::StartEvent) + static_cast<std::size_t>(count) * 8;
-  auto* p = static_cast<std::uint8_t*>(rt.begin(count == 1 ? Call::Start : Call::Startall, bytes, false));
+  const auto n = static_cast<std::size_t>(count);
+  const std::size_t bytes = sizeof(vcx::mpi::StartEvent) + n * 8 + (sources ? n * 4 : 0);
+  auto* p = static_cast<std::uint8_t*>(
+      rt.begin(count == 1 ? Call::Start : Call::Startall, bytes, false));
   if (!p) return;
-  const vcx::mpi::StartEvent head{static_cast<std::uint32_t>(count), 0,
+  const vcx::mpi::StartEvent head{static_cast<std::uint32_t>(count),
+                                  sources ? vcx::mpi::kStartForcedSources : 0u,
                                   reinterpret_cast<std::uint64_t>(pc)};
   std::memcpy(p, &head, sizeof head);
-  std::memcpy(p + sizeof head, ids.data(), static_cast<std::size_t>(count) * 8);
+  std::memcpy(p + sizeof head, ids.data(), n * 8);
+  if (sources) std::memcpy(p + sizeof head + n * 8, sources, n * 4);
   rt.commit();
 }
 
@@ -473,54 +476,82 @@ int MPI_Irecv_c(void* buf, MPI_Count count, MPI_Datatype type, int source, int t
 int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                   MPI_Request* request) {
   const int asked = source;
-  return post_recv(Call::Recv_init, comm, asked, source, tag, request, true, VCX_CALLER(), [&] {
-    return PMPI_Recv_init(buf, count, type, source, tag, comm, request);
-  });
+  const int rc =
+      post_recv(Call::Recv_init, comm, asked, source, tag, request, true, VCX_CALLER(), [&] {
+        return PMPI_Recv_init(buf, count, type, source, tag, comm, request);
+      });
+  // Each MPI_Start posts a wildcard receive, which a replay may force.
+  if (rc == MPI_SUCCESS && source == MPI_ANY_SOURCE)
+    forced_matches().persistent_wildcard(*request, {buf, count, type, tag, comm, false});
+  return rc;
 }
 #if MPI_VERSION >= 4
 int MPI_Recv_init_c(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag,
                     MPI_Comm comm, MPI_Request* request) {
   const int asked = source;
-  return post_recv(Call::Recv_init_c, comm, asked, source, tag, request, true, VCX_CALLER(), [&] {
-    return PMPI_Recv_init_c(buf, count, type, source, tag, comm, request);
-  });
+  const int rc =
+      post_recv(Call::Recv_init_c, comm, asked, source, tag, request, true, VCX_CALLER(), [&] {
+        return PMPI_Recv_init_c(buf, count, type, source, tag, comm, request);
+      });
+  if (rc == MPI_SUCCESS && source == MPI_ANY_SOURCE)
+    forced_matches().persistent_wildcard(*request, {buf, count, type, tag, comm, true});
+  return rc;
 }
 #endif  // MPI_VERSION >= 4
 
 // ---- persistent requests ----
 
+// A replay may force a started persistent wildcard receive: a receive from
+// the forced source stands in for it (forced_matches.h), and the start
+// event says which source it takes.
 int MPI_Start(MPI_Request* request) {
   Runtime& rt = runtime();
-  if (rt.active()) {
-    // Before the call: a started send's clock travels with its data.
-    report_start(1, request, VCX_CALLER());
-    forced_matches().started(*request);
-    rt.activate(*request);
-  }
-  return PMPI_Start(request);
+  if (!rt.active()) return PMPI_Start(request);
+  const std::optional<int> forced = forced_matches().starting(*request);
+  const std::int32_t sources[1] = {forced ? vcx::mpi::forced_source(*forced) : vcx::mpi::kStartAsPosted};
+  // Before the call: a started send's clock travels with its data.
+  report_start(1, request, VCX_CALLER(), forced ? sources : nullptr);
+  rt.activate(*request);
+  if (!forced) return PMPI_Start(request);
+  forced_matches().start_forced(*request, *forced);
+  return MPI_SUCCESS;
 }
 
 int MPI_Startall(int count, MPI_Request requests[]) {
   Runtime& rt = runtime();
-  if (rt.active() && count > 0) {
-    report_start(count, requests, VCX_CALLER());
-    for (int i = 0; i < count; ++i) {
-      forced_matches().started(requests[i]);
-      rt.activate(requests[i]);
+  if (!rt.active() || count <= 0) return PMPI_Startall(count, requests);
+  thread_local std::vector<std::int32_t> sources;
+  thread_local std::vector<std::optional<int>> forced;
+  sources.assign(static_cast<std::size_t>(count), vcx::mpi::kStartAsPosted);
+  forced.assign(static_cast<std::size_t>(count), std::nullopt);
+  bool any = false;
+  for (int i = 0; i < count; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    forced[k] = forced_matches().starting(requests[i]);
+    if (forced[k]) sources[k] = vcx::mpi::forced_source(*forced[k]);
+    any |= forced[k].has_value();
+  }
+  report_start(count, requests, VCX_CALLER(), any ? sources.data() : nullptr);
+  for (int i = 0; i < count; ++i) rt.activate(requests[i]);
+  if (!any) return PMPI_Startall(count, requests);
+  for (int i = 0; i < count; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    if (forced[k]) {
+      forced_matches().start_forced(requests[i], *forced[k]);
+    } else if (const int rc = PMPI_Start(&requests[i]); rc != MPI_SUCCESS) {
+      return rc;
     }
   }
-  return PMPI_Startall(count, requests);
+  return MPI_SUCCESS;
 }
 
 int MPI_Request_free(MPI_Request* request) {
   Runtime& rt = runtime();
   const MPI_Request saved = *request;
+  forced_matches().persistent_freed(saved);
   const std::uint64_t id = rt.active() ? rt.request_id(saved) : 0;
   const int rc = PMPI_Request_free(request);
-  if (rc == MPI_SUCCESS) {
-    forced_matches().persistent_freed(saved);
-    forced_matches().request_done(saved);
-  }
+  if (rc == MPI_SUCCESS) forced_matches().request_done(saved);
   if (rc == MPI_SUCCESS && rt.active() && saved != MPI_REQUEST_NULL) {
     rt.push(Call::Request_free, vcx::mpi::RequestEvent{id}, false);
     rt.forget(id);

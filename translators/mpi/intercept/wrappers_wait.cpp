@@ -4,7 +4,8 @@
 // call makes the application wait for the tool only if it completed a
 // request whose completion merges something (a receive, a synchronous send,
 // a collective member's wait part). Completing an inactive persistent
-// request completes nothing and is not reported.
+// request completes nothing and is not reported. A persistent receive whose
+// start a replay forced is waited for through its stand-in (forced_matches.h).
 #include <cstring>
 #include <vector>
 
@@ -95,9 +96,11 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   const std::uint64_t id = rt.request_id(saved);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  MPI_Request* used = forced_matches().substitute(request, 1);
   const int rc = rt.yields()
-                     ? test_yielding([&](int* flag) { return PMPI_Test(request, flag, st); })
-                     : PMPI_Wait(request, st);
+                     ? test_yielding([&](int* flag) { return PMPI_Test(used, flag, st); })
+                     : PMPI_Wait(used, st);
+  forced_matches().restore(request, used, 1);
   if (rc != MPI_SUCCESS) return rc;
   t_done.clear();
   add(saved, id, st);
@@ -112,7 +115,9 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   const std::uint64_t id = rt.request_id(saved);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  const int rc = PMPI_Test(request, flag, st);
+  MPI_Request* used = forced_matches().substitute(request, 1);
+  const int rc = PMPI_Test(used, flag, st);
+  forced_matches().restore(request, used, 1);
   if (rc != MPI_SUCCESS || !*flag) return rc;
   t_done.clear();
   add(saved, id, st);
@@ -126,10 +131,12 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   MPI_Request* saved = save(requests, count);
   const std::uint64_t* ids = ids_of(saved, count);
   MPI_Status* st = status_array(statuses, count);
+  MPI_Request* used = forced_matches().substitute(requests, count);
   const int rc = rt.yields() ? test_yielding([&](int* flag) {
-    return PMPI_Testall(count, requests, flag, st);
+    return PMPI_Testall(count, used, flag, st);
   })
-                             : PMPI_Waitall(count, requests, st);
+                             : PMPI_Waitall(count, used, st);
+  forced_matches().restore(requests, used, count);
   if (rc != MPI_SUCCESS) return rc;
   t_done.clear();
   for (int i = 0; i < count; ++i) add(saved[i], ids[i], &st[i]);
@@ -143,7 +150,9 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
   MPI_Request* saved = save(requests, count);
   const std::uint64_t* ids = ids_of(saved, count);
   MPI_Status* st = status_array(statuses, count);
-  const int rc = PMPI_Testall(count, requests, flag, st);
+  MPI_Request* used = forced_matches().substitute(requests, count);
+  const int rc = PMPI_Testall(count, used, flag, st);
+  forced_matches().restore(requests, used, count);
   if (rc != MPI_SUCCESS || !*flag) return rc;
   t_done.clear();
   for (int i = 0; i < count; ++i) add(saved[i], ids[i], &st[i]);
@@ -158,10 +167,12 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
   const std::uint64_t* ids = ids_of(saved, count);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  MPI_Request* used = forced_matches().substitute(requests, count);
   const int rc = rt.yields() ? test_yielding([&](int* flag) {
-    return PMPI_Testany(count, requests, index, flag, st);
+    return PMPI_Testany(count, used, index, flag, st);
   })
-                             : PMPI_Waitany(count, requests, index, st);
+                             : PMPI_Waitany(count, used, index, st);
+  forced_matches().restore(requests, used, count);
   if (rc != MPI_SUCCESS || *index == MPI_UNDEFINED) return rc;
   t_done.clear();
   add(saved[*index], ids[*index], st);
@@ -176,7 +187,9 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_St
   const std::uint64_t* ids = ids_of(saved, count);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  const int rc = PMPI_Testany(count, requests, index, flag, st);
+  MPI_Request* used = forced_matches().substitute(requests, count);
+  const int rc = PMPI_Testany(count, used, index, flag, st);
+  forced_matches().restore(requests, used, count);
   if (rc != MPI_SUCCESS || !*flag || *index == MPI_UNDEFINED) return rc;
   t_done.clear();
   add(saved[*index], ids[*index], st);
@@ -201,12 +214,14 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices
   MPI_Status* st = status_array(statuses, incount);
   // Testsome reports none done as 0 and no active request as MPI_UNDEFINED,
   // which is where Waitsome returns too.
+  MPI_Request* used = forced_matches().substitute(requests, incount);
   const int rc = rt.yields() ? test_yielding([&](int* flag) {
-    const int r = PMPI_Testsome(incount, requests, outcount, indices, st);
+    const int r = PMPI_Testsome(incount, used, outcount, indices, st);
     *flag = *outcount != 0;
     return r;
   })
-                             : PMPI_Waitsome(incount, requests, outcount, indices, st);
+                             : PMPI_Waitsome(incount, used, outcount, indices, st);
+  forced_matches().restore(requests, used, incount);
   if (rc == MPI_SUCCESS) report_some(Call::Waitsome, saved, ids, *outcount, indices, st);
   return rc;
 }
@@ -218,7 +233,9 @@ int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices
   MPI_Request* saved = save(requests, incount);
   const std::uint64_t* ids = ids_of(saved, incount);
   MPI_Status* st = status_array(statuses, incount);
-  const int rc = PMPI_Testsome(incount, requests, outcount, indices, st);
+  MPI_Request* used = forced_matches().substitute(requests, incount);
+  const int rc = PMPI_Testsome(incount, used, outcount, indices, st);
+  forced_matches().restore(requests, used, incount);
   if (rc == MPI_SUCCESS) report_some(Call::Testsome, saved, ids, *outcount, indices, st);
   return rc;
 }
@@ -229,7 +246,7 @@ int MPI_Cancel(MPI_Request* request) {
   // of a receive whose cancellation may succeed.
   if (rt.active() && *request != MPI_REQUEST_NULL)
     rt.push(Call::Cancel, vcx::mpi::RequestEvent{rt.request_id(*request)}, false);
-  return PMPI_Cancel(request);
+  return PMPI_Cancel(forced_matches().substitute(request, 1));
 }
 
 }  // extern "C"

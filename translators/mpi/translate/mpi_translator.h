@@ -111,7 +111,10 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   // A posted receive that will never match (cancelled): stop holding others back.
   void forget_posted(CommData& c, ReceiveToken t, ExchangeControl& ctl);
   // Starts one persistent point-to-point request (by the call at `pc`).
-  void start_p2p(Request& r, std::uint64_t pc, ExchangeControl& ctl, CallProgram& out);
+  // `source`: the source a replay forced for this start (forced_source), or
+  // kStartAsPosted.
+  void start_p2p(Request& r, std::uint64_t pc, ExchangeControl& ctl, CallProgram& out,
+                 std::int32_t source = kStartAsPosted);
 
   // ---- collectives (collectives.cpp) ----
   void on_collective(Call call, const CollectiveEvent& e, ExchangeControl& ctl,

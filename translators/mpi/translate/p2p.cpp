@@ -97,7 +97,7 @@ void MpiTranslator::on_recv_init(const IrecvEvent& e) {
 }
 
 void MpiTranslator::start_p2p(Request& r, std::uint64_t pc, ExchangeControl& ctl,
-                              CallProgram& out) {
+                              CallProgram& out, std::int32_t source) {
   r.active = true;
   switch (r.kind) {
     case ReqKind::Send:
@@ -106,7 +106,8 @@ void MpiTranslator::start_p2p(Request& r, std::uint64_t pc, ExchangeControl& ctl
       r.send = emit_send(r.comm, r.peer, r.tag, r.kind == ReqKind::SyncSend, ctl, out);
       break;
     case ReqKind::Receive:
-      r.receive = post_receive(r.comm, r.peer, r.tag, pc, ctl);
+      r.receive = post_receive(r.comm, is_forced_source(source) ? source : r.peer, r.tag, pc,
+                               ctl);
       out.push(token_op(OpKind::Snapshot, r.receive));
       break;
     default:
@@ -118,17 +119,23 @@ void MpiTranslator::on_start(const std::uint8_t* payload, std::size_t size, Exch
                              CallProgram& out) {
   StartEvent head;
   if (!read_array(payload, size, 0, 1, &head)) host_.fatal("mpi: short start event");
+  const std::size_t sources_at = sizeof head + std::size_t{head.count} * sizeof(std::uint64_t);
   for (std::uint32_t i = 0; i < head.count; ++i) {
     std::uint64_t handle;
     if (!read_array(payload, size, sizeof head + i * sizeof handle, 1, &handle))
       host_.fatal("mpi: truncated start event");
+    // A replay may force a persistent wildcard receive's source for this start.
+    std::int32_t source = kStartAsPosted;
+    if ((head.flags & kStartForcedSources) != 0 &&
+        !read_array(payload, size, sources_at + i * sizeof source, 1, &source))
+      host_.fatal("mpi: truncated start event (forced sources)");
     auto it = requests_.find(handle);
     if (it == requests_.end() || !it->second.persistent) continue;
     Request& r = it->second;
     if (r.kind == ReqKind::Collective) {
       start_collective(r.call, r.comm, r.root, false, ctl, out, r);
     } else {
-      start_p2p(r, head.pc, ctl, out);
+      start_p2p(r, head.pc, ctl, out, source);
     }
   }
 }
@@ -177,7 +184,7 @@ ReceiveToken MpiTranslator::post_receive(const CommPtr& c, std::int32_t source, 
     p.tag = p.want_tag;
   }
   if (noting_)
-    noting_->posted(p.token, c->id.value, forced ? kRankAny : p.want_source, p.want_tag, pc);
+    noting_->posted(p.token, c->id.value, p.want_source, p.want_tag, pc, forced);
   if (!completes_here || !c->order.idle()) c->order.posted(p.token, p.want_source, p.want_tag, ctl);
   if (p.resolved) c->order.matched(p.token, p.source, p.tag, ctl);
   c->posted.push_back(p);

@@ -47,8 +47,9 @@ class ReceiveNoting final : public ExchangeControl {
 
   // A receive posted on the queues of `space` by the call at `pc` (the
   // application's return address, 0 if unknown).
+  // `forced`: a wildcard receive a replay forced to want_source.
   void posted(ReceiveToken t, std::uint64_t space, std::int32_t want_source,
-              std::int32_t want_tag, std::uint64_t pc) {
+              std::int32_t want_tag, std::uint64_t pc, bool forced = false) {
     ReceivePostedNote n{};
     n.token = t.value;
     n.space = space;
@@ -56,6 +57,7 @@ class ReceiveNoting final : public ExchangeControl {
     n.want_source = want_source < 0 ? kNoteAnySource : want_source;
     n.want_tag = want_tag < 0 ? kNoteAnyTag : want_tag;
     n.call = out_.call();
+    n.forced = forced ? 1 : 0;
     out_.add_note(NoteKind::ReceivePosted, n);
   }
   void completed(ReceiveToken t) {
