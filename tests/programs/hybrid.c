@@ -11,7 +11,17 @@
  *   4. OpenSHMEM put of the round's data to the right, shmem_barrier_all;
  *   5. OpenSHMEM lock: shmem_set_lock, a get and put of a counter at PE 0,
  *      shmem_clear_lock (the lock order is whatever the run takes);
- *   6. MPI_Allreduce of what arrived.
+ *   6. MPI_Allreduce of what arrived;
+ *   7. (3 ranks or more) wildcard receives at rank 0 ordered by OpenSHMEM:
+ *      (a) rank 0 posts MPI_Irecv(MPI_ANY_SOURCE, tag 7) before a
+ *      shmem_barrier_all; rank 2 sends before the barrier, rank 1 after
+ *      it; rank 0 completes the Irecv after the barrier and takes the other
+ *      message with MPI_Recv(MPI_ANY_SOURCE): whichever came first, the
+ *      other could have matched the Irecv. (b) rank 0 takes rank 2's tag-8
+ *      message with MPI_Recv(MPI_ANY_SOURCE), then writes rank 1's "go"
+ *      flag; rank 1 waits for it and only then sends its tag-8 message,
+ *      which rank 0's next MPI_Recv(MPI_ANY_SOURCE) takes: the flag orders
+ *      that send after the first receive, so it is no alternative of it.
  * Then non-blocking collectives on a one-member communicator, pending
  * together and completed last first: Open MPI returns one shared,
  * predefined request for all of them, and each must still complete its
@@ -35,6 +45,7 @@ static long flag;       /* symmetric: written by the left neighbour */
 static int box[MSG];    /* symmetric: the left neighbour's put */
 static long lock;       /* symmetric */
 static long counter;    /* symmetric; used at PE 0 under the lock */
+static long go;         /* symmetric: PE 1's, written by PE 0 in step 7 */
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -99,6 +110,40 @@ int main(int argc, char **argv) {
     MPI_Allreduce(&arrived, &total, 1, MPI_LONG, MPI_SUM, W);
     gt_log_coll("MPI_Allreduce", "all_to_all", W, -1);
     if (me == 0) printf("round %d: %ld arrived in all\n", round, total);
+
+    /* 7 */
+    if (n >= 3) {
+      int a[MSG], b[MSG];
+      if (me == 0) {
+        gt_reqs w;
+        gt_reqs_init(&w);
+        gt_irecv(&w, a, MSG, MPI_ANY_SOURCE, 7, W);
+        shmem_barrier_all();
+        sgt_world("shmem_barrier_all");
+        gt_complete(&w, GT_WAITALL);
+        sum += w.digest;
+        sum += gt_recv(b, MSG, MPI_ANY_SOURCE, 7, W, NULL);
+        sum += gt_recv(a, MSG, MPI_ANY_SOURCE, 8, W, NULL);
+        shmem_long_p(&go, round, 1);
+        sgt_flag_write("shmem_long_p", "go", 1, "store", round, round);
+        sum += gt_recv(b, MSG, MPI_ANY_SOURCE, 8, W, NULL);
+      } else if (me == 1) {
+        shmem_barrier_all();
+        sgt_world("shmem_barrier_all");
+        gt_send("std", a, MSG, 0, 7, W);
+        shmem_long_wait_until(&go, SHMEM_CMP_EQ, round);
+        sgt_flag_wait("shmem_long_wait_until", "go", *(volatile long *)&go, round);
+        gt_send("std", b, MSG, 0, 8, W);
+      } else if (me == 2) {
+        gt_send("std", a, MSG, 0, 7, W);
+        shmem_barrier_all();
+        sgt_world("shmem_barrier_all");
+        gt_send("std", b, MSG, 0, 8, W);
+      } else {
+        shmem_barrier_all();
+        sgt_world("shmem_barrier_all");
+      }
+    }
   }
 
   {
