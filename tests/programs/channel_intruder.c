@@ -32,12 +32,20 @@ static unsigned long sum;
 enum { kHelloBytes = 96, kReplyBytes = 256, kBadVersion = 1, kBadToken = 2 };
 
 /* Connects to this rank's tool, whichever channel it published; -1 when
- * there is no tool (a native run). */
+ * there is no tool (a native run). vcx-run starts the application beside
+ * its tools, so before MPI_Init the tool may not have published yet: wait
+ * for it (up to a minute), as a stranger would. */
 static int connect_to_tool(int rank) {
   const char *dir = getenv("VCX_SESSION_DIR");
   if (!dir || !*dir) return -1;
-  char path[512];
+  char path[512], sock_path[512];
   snprintf(path, sizeof path, "%s/tool-%d.tcp", dir, rank);
+  snprintf(sock_path, sizeof sock_path, "%s/tool-%d.sock", dir, rank);
+  for (int waited_ms = 0; access(path, F_OK) != 0 && access(sock_path, F_OK) != 0;
+       waited_ms += 5) {
+    if (waited_ms >= 60000) gt_fail("the tool of rank %d published no channel", rank);
+    usleep(5000);
+  }
   FILE *f = fopen(path, "r");
   if (f) {
     char endpoint[256] = {0};
@@ -66,10 +74,17 @@ static int connect_to_tool(int rank) {
   a.sun_family = AF_UNIX;
   if (strlen(path) >= sizeof a.sun_path) gt_fail("socket path too long: %s", path);
   memcpy(a.sun_path, path, strlen(path) + 1);
-  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-  if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0)
-    gt_fail("cannot connect to the tool's socket %s: %s", path, strerror(errno));
-  return fd;
+  /* The socket file appears when it is bound, a moment before it listens. */
+  for (int waited_ms = 0;; waited_ms += 5) {
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0) gt_fail("socket: %s", strerror(errno));
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) return fd;
+    const int err = errno;
+    close(fd);
+    if (err != ECONNREFUSED || waited_ms >= 60000)
+      gt_fail("cannot connect to the tool's socket %s: %s", path, strerror(err));
+    usleep(5000);
+  }
 }
 
 static void send_all(int fd, const void *buf, size_t len) {

@@ -393,7 +393,9 @@ TEST_CASE("launcher flow: the tool job fails to start", "[launcher][flow]") {
   CHECK(r.status.code == 70);
   CHECK(contains(r.err, "fake tool: cannot start"));
   CHECK(contains(r.err, "vcx: the tool job exited before it was ready ("));
-  CHECK_FALSE(fs::exists(f.out() + "/app-0"));  // the application never started
+  // The application job started beside it is stopped without a report.
+  CHECK_FALSE(contains(r.err, "the application job"));
+  CHECK_FALSE(contains(r.err, "ranks"));
   CHECK_FALSE(f.sessions_left());
 }
 
@@ -401,18 +403,24 @@ TEST_CASE("launcher flow: the tool job never gets ready", "[launcher][flow]") {
   Fixture f;
   f.env.set("FAKE_MODE", "never-ready");
   f.env.set("VCX_START_TIMEOUT", "0.5");
-  const Result r = f.run({"-n", "2", "sh", "-c", kReportEnv});
+  // The application job starts beside the tools and would run for a minute
+  // (as ranks waiting for tools that never listen would): it is stopped.
+  const Result r =
+      f.run({"-n", "2", "sh", "-c", kReportEnv + "; echo $$ > \"$OUT/apppid-$PMI_RANK\"; sleep 60"});
   INFO(r.err);
   CHECK(r.status.code == 70);
   CHECK(contains(r.err, "vcx: the tool job ("));
   CHECK(contains(r.err, f.tool + ") was not ready after 0.5 s"));
   CHECK(contains(r.err, "VCX_START_TIMEOUT"));
   CHECK(r.elapsed < 20s);
-  CHECK_FALSE(fs::exists(f.out() + "/app-0"));
+  CHECK_FALSE(contains(r.err, "the application job"));
   for (const char* rank : {"0", "1"}) {
     const std::string pid = f.file(std::string("toolpid-") + rank);
     REQUIRE_FALSE(pid.empty());
     CHECK(process_gone(std::stoi(pid), 5s));
+    const std::string app = f.file(std::string("apppid-") + rank);
+    REQUIRE_FALSE(app.empty());
+    CHECK(process_gone(std::stoi(app), 5s));
   }
   CHECK_FALSE(f.sessions_left());
 }

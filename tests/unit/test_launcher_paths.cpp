@@ -303,6 +303,8 @@ TEST_CASE("launcher commands: the two jobs", "[launcher]") {
   tool = tool_command(plan, "/tmp/vcx-abc");
   CHECK(contains(tool, "vclock,trace,race"));
   CHECK(contains(tool, "trace.dir=/abs/trace"));
+  // One node: the tools start through the session directory, without MPI.
+  CHECK(std::find(tool.begin(), tool.end(), "--mpi-start") == tool.end());
   CHECK(std::vector<std::string>(tool.end() - 2, tool.end()) ==
         std::vector<std::string>{"--stall", "waits"});
 

@@ -275,6 +275,7 @@ TEST_CASE("launcher commands: both jobs share the layout; each gets its cores",
   CHECK(has(tool, {"--channel", "tcp"}));
   CHECK(has(tool, {"--transport", "mpi"}));
   CHECK(has(tool, {"--bind", "0.0.0.0"}));
+  CHECK(has(tool, {"--mpi-start"}));  // not through files a shared file system may show late
 
   plan.launcher = LauncherKind::Hydra;
   CHECK(app_command(plan, "pre.so") ==

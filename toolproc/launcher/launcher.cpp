@@ -119,6 +119,8 @@ std::string absolute_path(const std::string& path) {
   return std::string(cwd) + "/" + path;
 }
 
+// How much longer than VCX_START_TIMEOUT a rank waits for its tool to listen.
+constexpr milliseconds kAttachSlack{30'000};
 // How long vcx-run waits for the tools' answers to "where are the ranks".
 constexpr milliseconds kWhereWait{10'000};
 
@@ -153,9 +155,12 @@ class Supervisor {
     signals_ = &signals;
     const int early = start_tools();
     if (early >= 0) return finish(early);
+    // Both jobs start at once: each rank's interceptor waits in MPI_Init
+    // until its tool listens, so the tools' start-up overlaps the
+    // application's instead of adding to it.
+    if (!start_app()) return finish(kExitToolFailure);
     const int ready = wait_ready();
     if (ready >= 0) return finish(ready);
-    if (!start_app()) return finish(kExitToolFailure);
     supervise();
     return finish(exit_code());
   }
@@ -194,6 +199,7 @@ class Supervisor {
       if (session_.ready()) return -1;
       if (tool_.poll()) {
         tool_failed_ = true;
+        stop_app_unattached();
         say("the tool job exited before it was ready (" + tool_.status()->describe() +
             "); its messages, if any, are above");
         return kExitToolFailure;
@@ -205,6 +211,7 @@ class Supervisor {
         // also spares the user mpiexec's report of terminated ranks.
         tool_.signal_group(SIGKILL);
         tool_.wait();
+        stop_app_unattached();
         say("the tool job (" + plan_.paths.mpiexec + " -n " +
             std::to_string(plan_.options.nprocs) + " " + plan_.paths.toolproc +
             ") was not ready after " + seconds_text(plan_.timeouts.start) +
@@ -221,16 +228,35 @@ class Supervisor {
           tool_.signal_group(SIGKILL);
           tool_.wait();
         }
+        stop_app_unattached();
         return 128 + sig;
       }
     }
+  }
+
+  // The application job, started beside a tool job that never got ready:
+  // its ranks wait for their tools in MPI_Init (or never call MPI), so it
+  // is stopped without a report of its own.
+  void stop_app_unattached() {
+    if (!app_.started()) return;
+    if (app_.running()) app_.signal_group(SIGKILL);
+    app_.wait();
+    reclaim_terminal(terminal_, app_.pid());
+    terminal_ = -1;
+    app_stopped_unattached_ = true;
   }
 
   bool start_app() {
     SpawnRequest req;
     req.argv = app_command(plan_, preload_value(interceptor_of(plan_), env_.get("LD_PRELOAD")));
     req.file = req.argv[0];
-    req.env = app_environment(env_, session_.dir(), session_.token(), plan_.options).entries();
+    Environment app_env = app_environment(env_, session_.dir(), session_.token(), plan_.options);
+    // Ranks may reach MPI_Init before their tools listen: they wait for them
+    // as long as vcx-run does, and a little longer.
+    if (!env_.get_nonempty("VCX_ATTACH_TIMEOUT_MS"))
+      app_env.set("VCX_ATTACH_TIMEOUT_MS",
+                  std::to_string(plan_.timeouts.start.count() + kAttachSlack.count()));
+    req.env = app_env.entries();
     // mpiexec forwards stdin only from the terminal's foreground group.
     terminal_ = foreground_terminal();
     req.terminal_fd = terminal_;
@@ -500,7 +526,8 @@ class Supervisor {
     }
     if (interrupted_ != 0 && app_.started() && app_.group_alive()) app_.signal_group(SIGKILL);
 
-    if (app_.started()) code = report_analyses(code);
+    const bool app_ran = app_.started() && !app_stopped_unattached_;
+    if (app_ran) code = report_analyses(code);
     StatsReport stats = read_stats(session_.dir());
     if (app_ended_at_ && tool_ended_at_)
       stats.tools_after_app_ns = static_cast<std::uint64_t>(
@@ -510,10 +537,10 @@ class Supervisor {
     const bool trouble = code != 0 || tool_failed_ || interrupted_ != 0 || has_rank_trouble(stats);
     if (plan_.options.verbose || trouble) {
       if (interrupted_ != 0) say("interrupted by " + signal_name(interrupted_));
-      if (app_.status() && !app_.status()->success())
+      if (app_ran && app_.status() && !app_.status()->success())
         say(std::string("the application job ") +
             (app_.status()->signaled ? "was " : "ended with ") + app_.status()->describe());
-      if (app_.started())
+      if (app_ran)
         for (const auto& line :
              summary_lines(stats, plan_.options.nprocs, plan_.trace_dir,
                            ending_calls(plan_.model)))
@@ -573,6 +600,7 @@ class Supervisor {
   int terminal_ = -1;
   int interrupted_ = 0;
   std::uint64_t where_requests_ = 0;
+  bool app_stopped_unattached_ = false;  // stopped because the tool job never got ready
   Clock::time_point progress_start_{}, progress_next_{};
   std::uint64_t progress_last_events_ = 0;
   double progress_last_time_ = 0;
@@ -649,7 +677,9 @@ std::vector<std::string> tool_command(const Plan& plan, const std::string& sessi
   if (plan.progress) cmd.push_back("--progress");
   if (plan.options.channel != "shm") append(cmd, {"--channel", plan.options.channel});
   if (plan.options.transport != "tcp") append(cmd, {"--transport", plan.options.transport});
-  if (plan.spans_nodes) append(cmd, {"--bind", "0.0.0.0"});
+  // Several nodes: the start-up exchange goes over MPI, not through files
+  // a shared file system may show late.
+  if (plan.spans_nodes) append(cmd, {"--bind", "0.0.0.0", "--mpi-start"});
   return cmd;
 }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "tool_process.h"
 #include "vcx/delaying_transport.h"
 #include "vcx/open_file_limit.h"
+#include "vcx/session_rendezvous.h"
 
 namespace po = boost::program_options;
 using vcx::tool::ToolOptions;
@@ -70,6 +72,8 @@ bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
        "the application polls this long for an answer before sleeping (ns; default 2000, 0 "
        "with --shared-core)")
       ("progress", po::bool_switch(&o.progress), "write progress-<rank> for vcx-run's progress line")
+      ("mpi-start", po::bool_switch(&o.mpi_start),
+       "exchange the start-up information over MPI, not through the session directory")
       ("bind", po::value(&o.bind_host)->default_value(o.bind_host),
        "address for peer connections (and the application's, with --channel tcp)")
       ("channel", po::value(&o.channel)->default_value(o.channel),
@@ -136,6 +140,28 @@ bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
 
 }  // namespace
 
+namespace {
+
+// Where every tool listens, over MPI (tcp and shm transports).
+std::vector<std::string> gather_endpoints(const std::string& endpoint, int size) {
+  // shm: "host:port pid node-id", the node id up to 64 + 1 + 36 bytes.
+  constexpr std::size_t kEndpointBytes = 256;
+  std::array<char, kEndpointBytes> mine{};
+  std::snprintf(mine.data(), mine.size(), "%s", endpoint.c_str());
+  std::vector<char> all(kEndpointBytes * static_cast<std::size_t>(size));
+  MPI_Allgather(mine.data(), kEndpointBytes, MPI_CHAR, all.data(), kEndpointBytes, MPI_CHAR,
+                MPI_COMM_WORLD);
+  std::vector<std::string> endpoints;
+  for (int r = 0; r < size; ++r) endpoints.emplace_back(all.data() + r * kEndpointBytes);
+  return endpoints;
+}
+
+// How long a tool waits for the others to start (the launcher's own
+// VCX_START_TIMEOUT stops the job sooner by default).
+constexpr std::chrono::milliseconds kRendezvousTimeout{600'000};
+
+}  // namespace
+
 int main(int argc, char** argv) {
   // Everything a tool writes (session files, statistics, traces) is the
   // user's alone.
@@ -144,10 +170,25 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   if (!parse(argc, argv, opts, exit_code)) return exit_code;
 
-  MPI_Init(&argc, &argv);
+  // The tool job is started by MPICH's mpiexec, whose PMI_RANK and PMI_SIZE
+  // name each tool; MPI itself is only initialised when the tools talk
+  // over it (--transport mpi) or the job spans nodes (--mpi-start): its
+  // start-up costs a short run about 0.1 s.
   int rank = 0, size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char* pmi_rank = std::getenv("PMI_RANK");
+  const char* pmi_size = std::getenv("PMI_SIZE");
+  const bool use_mpi = opts.transport == "mpi" || opts.mpi_start || !pmi_rank || !pmi_size;
+  if (use_mpi) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+  } else {
+    rank = std::atoi(pmi_rank);
+    size = std::atoi(pmi_size);
+  }
+  auto finalize = [&] {
+    if (use_mpi) MPI_Finalize();
+  };
   // Tool 0 holds two sockets per other tool.
   if (auto why = vcx::raise_open_file_limit(); why && rank == 0)
     std::fprintf(stderr, "vcx: warning: %s; runs of more than a few hundred ranks may fail\n",
@@ -157,7 +198,7 @@ int main(int argc, char** argv) {
   if (auto bad = vcx::parse_chaos_settings(std::getenv("VCX_CHAOS_DELAY_US"),
                                            std::getenv("VCX_CHAOS_SEED"), &chaos)) {
     if (rank == 0) std::fprintf(stderr, "vcx: %s\n", bad->c_str());
-    MPI_Finalize();
+    finalize();
     return 64;
   }
   opts.chaos_delay_us = chaos.max_delay_us;
@@ -181,25 +222,36 @@ int main(int argc, char** argv) {
     ok = 0;
     error = e.what();
   }
-  // Every tool learns whether all started, so none waits for a failed one.
-  int all_ok = 0;
-  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (!all_ok) {
-    if (!ok) std::fprintf(stderr, "vcx-tool[%d]: %s\n", rank, error.c_str());
-    MPI_Finalize();
-    return 70;
+  // Every tool learns whether all started, so none waits for a failed one,
+  // and where the others listen.
+  std::vector<std::string> endpoints;
+  if (use_mpi) {
+    int all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_ok) {
+      if (!ok) std::fprintf(stderr, "vcx-tool[%d]: %s\n", rank, error.c_str());
+      finalize();
+      return 70;
+    }
+    if (opts.transport == "tcp" || opts.transport == "shm")
+      endpoints = gather_endpoints(endpoint, size);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else {
+    std::string why;
+    const auto met = vcx::rendezvous_in_session(
+        opts.session_dir, static_cast<std::uint32_t>(rank), static_cast<std::uint32_t>(size),
+        ok != 0, ok ? endpoint : error, kRendezvousTimeout, &why);
+    if (!met) {
+      std::fprintf(stderr, "vcx-tool[%d]: %s\n", rank, why.c_str());
+      return 70;
+    }
+    if (!met->all_ok) {
+      if (!ok) std::fprintf(stderr, "vcx-tool[%d]: %s\n", rank, error.c_str());
+      return 70;
+    }
+    endpoints = met->endpoints;
   }
-
-  if (opts.transport == "tcp" || opts.transport == "shm") {
-    // shm: "host:port pid node-id", the node id up to 64 + 1 + 36 bytes.
-    constexpr std::size_t kEndpointBytes = 256;
-    std::array<char, kEndpointBytes> mine{};
-    std::snprintf(mine.data(), mine.size(), "%s", endpoint.c_str());
-    std::vector<char> all(kEndpointBytes * static_cast<std::size_t>(size));
-    MPI_Allgather(mine.data(), kEndpointBytes, MPI_CHAR, all.data(), kEndpointBytes, MPI_CHAR,
-                  MPI_COMM_WORLD);
-    std::vector<std::string> endpoints;
-    for (int r = 0; r < size; ++r) endpoints.emplace_back(all.data() + r * kEndpointBytes);
+  if (!endpoints.empty()) {
     if (rank == 0) {
       // Where the tools listen, for whoever debugs (or audits) the session.
       if (std::FILE* f = std::fopen((opts.session_dir + "/peers").c_str(), "w")) {
@@ -209,8 +261,6 @@ int main(int argc, char** argv) {
     }
     tool.set_peer_endpoints(std::move(endpoints));
   }
-
-  MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
     const std::string ready = opts.session_dir + "/ready";
     const std::string tmp = ready + ".tmp";
@@ -223,6 +273,6 @@ int main(int argc, char** argv) {
 
   const int status = tool.run();
   tool.write_stats();
-  MPI_Finalize();
+  finalize();
   return status;
 }

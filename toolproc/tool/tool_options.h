@@ -33,6 +33,10 @@ struct ToolOptions {
   // and its application sleeps at once by default: otherwise either would
   // take the core the other needs to make progress.
   bool shared_core = false;
+  // Start through MPI (MPI_Init, MPI_Allgather) rather than files in the
+  // session directory: vcx-run asks for it when the job spans nodes, whose
+  // shared file systems may show new files late.
+  bool mpi_start = false;
   // Blocking MPI calls of the application yield the core between tests of
   // completion (kModeYieldInWaits); by default where tools share its cores.
   bool app_yield = false;

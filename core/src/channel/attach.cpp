@@ -148,7 +148,9 @@ bool attach_in_session(const std::string& session_dir, const AttachHello& hello,
                std::to_string(timeout_ms) + " ms";
       return false;
     }
-    timespec pause{0, 20'000'000};
+    // vcx-run starts the tools and the application at once: the tool is
+    // usually a few milliseconds away, so look often at first.
+    timespec pause{0, monotonic_ms() - start < 500 ? 1'000'000 : 20'000'000};
     nanosleep(&pause, nullptr);
   }
 }
@@ -185,7 +187,7 @@ bool attach_to_tool(const std::string& socket_path, const AttachHello& hello, in
                std::to_string(elapsed_ms) + " ms)";
       return false;
     }
-    timespec pause{0, 20'000'000};
+    timespec pause{0, elapsed_ms < 500 ? 1'000'000 : 20'000'000};
     nanosleep(&pause, nullptr);
   }
 
