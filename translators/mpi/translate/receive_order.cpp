@@ -11,17 +11,25 @@ ReceiveOrder::Entry* ReceiveOrder::find(ReceiveToken t) {
   return s == seq_of_.end() ? nullptr : at_seq(s->second);
 }
 
+std::size_t ReceiveOrder::index_of(std::uint64_t seq) const {
+  return static_cast<std::size_t>(
+      std::lower_bound(entries_.begin(), entries_.end(), seq,
+                       [](const Entry& e, std::uint64_t s) { return e.seq < s; }) -
+      entries_.begin());
+}
+
 ReceiveOrder::Entry* ReceiveOrder::at_seq(std::uint64_t seq) {
-  auto it = entries_.find(seq);
-  return it == entries_.end() ? nullptr : &it->second;
+  const std::size_t i = index_of(seq);
+  return i < entries_.size() && entries_[i].seq == seq ? &entries_[i] : nullptr;
 }
 
 void ReceiveOrder::posted(ReceiveToken t, std::int32_t want_source, std::int32_t want_tag,
                           ExchangeControl& ctl) {
+  if (retire_wanted_) retire(ctl);
   // Entries from keep_from_ on were not pending at an earlier posting, or
   // did not exist yet.
-  for (auto it = entries_.lower_bound(keep_from_); it != entries_.end(); ++it) {
-    Entry& e = it->second;
+  for (std::size_t i = index_of(keep_from_); i < entries_.size(); ++i) {
+    Entry& e = entries_[i];
     if (e.completed_at != kPending || e.kept || e.unmatched) continue;
     e.kept = true;
     ctl.keep_receive_order(e.token);
@@ -33,7 +41,7 @@ void ReceiveOrder::posted(ReceiveToken t, std::int32_t want_source, std::int32_t
   n.want_tag = want_tag;
   seq_of_[t.value] = n.seq;
   pending_.insert(n.seq);
-  entries_.emplace(n.seq, std::move(n));
+  entries_.push_back(std::move(n));
   keep_from_ = next_seq_ - 1;
 }
 
@@ -45,10 +53,8 @@ void ReceiveOrder::matched(ReceiveToken t, Rank source, std::int32_t tag,
   const std::uint64_t stamp = ++stamp_;
   // Latest first: an earlier receive already implied by a later one named
   // here is reached through that one's predecessors and skipped.
-  auto it = entries_.find(b->seq);
-  while (it != entries_.begin()) {
-    --it;
-    Entry& a = it->second;
+  for (std::size_t i = static_cast<std::size_t>(b - entries_.data()); i-- > 0;) {
+    Entry& a = entries_[i];
     bool implied = a.covered == stamp;
     if (!implied) {
       const bool pending_then = a.completed_at > b->seq;
@@ -59,9 +65,26 @@ void ReceiveOrder::matched(ReceiveToken t, Rank source, std::int32_t tag,
       ctl.order_receive_after(b->token, a.token);
       b->follows.push_back(a.seq);
     }
+    // Its predecessors are just before it as a rule: look back from it.
     for (const std::uint64_t p : a.follows)
-      if (Entry* e = at_seq(p)) e->covered = stamp;
+      if (Entry* e = at_seq_before(i, p)) e->covered = stamp;
   }
+}
+
+ReceiveOrder::Entry* ReceiveOrder::at_seq_before(std::size_t i, std::uint64_t seq) {
+  // Galloping back from index i (whose entry's seq is above `seq`), then a
+  // binary search in the last step's range.
+  std::size_t step = 1, hi = i;
+  while (hi >= step && entries_[hi - step].seq > seq) {
+    hi -= step;
+    step *= 2;
+  }
+  const std::size_t lo = hi >= step ? hi - step : 0;
+  const auto it = std::lower_bound(entries_.begin() + static_cast<std::ptrdiff_t>(lo),
+                                   entries_.begin() + static_cast<std::ptrdiff_t>(hi), seq,
+                                   [](const Entry& e, std::uint64_t s) { return e.seq < s; });
+  return it != entries_.begin() + static_cast<std::ptrdiff_t>(hi) && it->seq == seq ? &*it
+                                                                                      : nullptr;
 }
 
 void ReceiveOrder::completed(ReceiveToken t, ExchangeControl& ctl) {
@@ -71,7 +94,8 @@ void ReceiveOrder::completed(ReceiveToken t, ExchangeControl& ctl) {
     e->completed_at = next_seq_;
     pending_.erase(e->seq);
   }
-  retire(ctl);
+  retire_wanted_ = true;
+  if (pending_.empty()) retire(ctl);
 }
 
 void ReceiveOrder::unmatched(ReceiveToken t, ExchangeControl& ctl) {
@@ -83,10 +107,12 @@ void ReceiveOrder::unmatched(ReceiveToken t, ExchangeControl& ctl) {
     pending_.erase(a->seq);
   }
   // Receives ordered after it were ordered after its predecessors through it.
-  for (auto it = entries_.upper_bound(a->seq); it != entries_.end(); ++it) {
-    Entry& x = it->second;
-    if (std::find(x.follows.begin(), x.follows.end(), a->seq) == x.follows.end()) continue;
-    for (const std::uint64_t p : a->follows) {
+  const std::uint64_t a_seq = a->seq;
+  const std::vector<std::uint64_t> a_follows = a->follows;
+  for (std::size_t i = index_of(a_seq + 1); i < entries_.size(); ++i) {
+    Entry& x = entries_[i];
+    if (std::find(x.follows.begin(), x.follows.end(), a_seq) == x.follows.end()) continue;
+    for (const std::uint64_t p : a_follows) {
       if (Entry* e = at_seq(p)) {
         ctl.order_receive_after(x.token, e->token);
         x.follows.push_back(p);
@@ -97,13 +123,15 @@ void ReceiveOrder::unmatched(ReceiveToken t, ExchangeControl& ctl) {
 }
 
 void ReceiveOrder::retire(ExchangeControl& ctl) {
+  retire_wanted_ = false;
   // An entry can go once it completed and every receive posted while it was
   // pending completed too: none can be ordered after it any more, nor lose
   // a predecessor it reached through one (unmatched()) that a cancel of a
   // pending one would hand it. Retiring any entry, not only the oldest,
   // keeps one long-pending receive from holding on to every later one.
-  for (auto it = entries_.begin(); it != entries_.end();) {
-    const Entry& e = it->second;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    Entry& e = entries_[i];
     bool done = e.completed_at != kPending;
     if (done) {
       // No receive posted while it was pending is still pending.
@@ -111,13 +139,14 @@ void ReceiveOrder::retire(ExchangeControl& ctl) {
       done = p == pending_.end() || *p >= e.completed_at;
     }
     if (!done) {
-      ++it;
+      if (kept != i) entries_[kept] = std::move(e);
+      ++kept;
       continue;
     }
     if (e.kept) ctl.end_receive_order(e.token);
     seq_of_.erase(e.token.value);
-    it = entries_.erase(it);
   }
+  entries_.resize(kept);
 }
 
 }  // namespace vcx::mpi

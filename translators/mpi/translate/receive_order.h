@@ -14,7 +14,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <set>
 #include <unordered_map>
 #include <limits>
@@ -61,15 +60,25 @@ class ReceiveOrder {
   };
   Entry* find(ReceiveToken t);
   Entry* at_seq(std::uint64_t seq);
-  // Drops the entries no receive can still be ordered after.
+  // Drops the entries no receive can still be ordered after. Dropping them
+  // later changes nothing: no receive posted after they could go can reach
+  // them. So completions only ask for it (retire_wanted_), and it runs once
+  // nothing is pending or at the next posting: one pass per window of
+  // receives rather than one per completion.
   void retire(ExchangeControl& ctl);
+  std::size_t index_of(std::uint64_t seq) const;  // first entry with seq >= this
+  // The entry with this seq among those before index i, or null.
+  Entry* at_seq_before(std::size_t i, std::uint64_t seq);
 
-  std::map<std::uint64_t, Entry> entries_;  // by seq: pending or recently completed
+  // By seq, ascending: pending or recently completed. A vector: walked on
+  // every match, which a tree makes slow.
+  std::vector<Entry> entries_;
   std::unordered_map<std::uint64_t, std::uint64_t> seq_of_;  // token -> seq
   std::set<std::uint64_t> pending_;  // seq of the entries not completed
   std::uint64_t next_seq_ = 1;
   std::uint64_t keep_from_ = 1;  // entries below were asked to be kept if pending then
   std::uint64_t stamp_ = 0;
+  bool retire_wanted_ = false;
 };
 
 }  // namespace vcx::mpi
