@@ -18,7 +18,7 @@ void VclockEngine::order_receive_after(ReceiveToken later, ReceiveToken earlier)
     add_contribution(*b, *a);
     return;
   }
-  followers_[earlier.value].push_back(later.value);
+  followers_[earlier.value].add(later.value);
   ++b->follows_pending;
 }
 
@@ -76,17 +76,17 @@ void VclockEngine::release_followers(std::uint64_t token) {
     Receive* a = receives_.get(t);
     auto it = followers_.find(t);
     if (!a || it == followers_.end() || !order_ready(*a)) continue;
-    const std::vector<std::uint64_t> waiting = std::move(it->second);
+    const Followers waiting = std::move(it->second);
     followers_.erase(it);
-    for (const std::uint64_t f : waiting) {
+    waiting.each([&](std::uint64_t f) {
       Receive* b = receives_.get(f);
-      if (!b || b->follows_pending == 0) continue;
+      if (!b || b->follows_pending == 0) return;
       add_contribution(*b, *a);
-      if (--b->follows_pending > 0) continue;
+      if (--b->follows_pending > 0) return;
       try_answer(*b, f);
       work.push_back(f);
       maybe_release_receive(f);
-    }
+    });
     maybe_release_receive(t);
   }
 }
@@ -94,15 +94,15 @@ void VclockEngine::release_followers(std::uint64_t token) {
 void VclockEngine::drop_followers(std::uint64_t token) {
   auto it = followers_.find(token);
   if (it == followers_.end()) return;
-  const std::vector<std::uint64_t> waiting = std::move(it->second);
+  const Followers waiting = std::move(it->second);
   followers_.erase(it);
-  for (const std::uint64_t f : waiting) {
+  waiting.each([&](std::uint64_t f) {
     Receive* b = receives_.get(f);
-    if (!b || b->follows_pending == 0 || --b->follows_pending > 0) continue;
+    if (!b || b->follows_pending == 0 || --b->follows_pending > 0) return;
     try_answer(*b, f);
     release_followers(f);
     maybe_release_receive(f);
-  }
+  });
 }
 
 void VclockEngine::recheck_followers() {

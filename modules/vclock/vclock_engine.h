@@ -419,8 +419,27 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     }
   };
   std::unordered_map<AckKey, ClockValue*, AckKeyHash> acks_;
-  // Receives waiting for the contribution of an earlier one, by its token.
-  std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> followers_;
+  // Receives waiting for the contribution of an earlier one, by its token:
+  // as a rule one (a chain of receives), kept without an allocation.
+  struct Followers {
+    std::uint64_t first = 0;
+    bool has_first = false;
+    std::vector<std::uint64_t> more;
+    void add(std::uint64_t t) {
+      if (!has_first) {
+        first = t;
+        has_first = true;
+      } else {
+        more.push_back(t);
+      }
+    }
+    template <class F>
+    void each(F&& f) const {
+      if (has_first) f(first);
+      for (const std::uint64_t t : more) f(t);
+    }
+  };
+  std::unordered_map<std::uint64_t, Followers> followers_;
   std::size_t wanted_unbound_ = 0;   // answers wanted for slots without a receive
   std::size_t deferred_unbound_ = 0; // of those, the ones told "deferred"
   std::vector<const PendingReceives*> pending_;
