@@ -405,8 +405,8 @@ TEST_CASE("launcher flow: the tool job never gets ready", "[launcher][flow]") {
   f.env.set("VCX_START_TIMEOUT", "0.5");
   // The application job starts beside the tools and would run for a minute
   // (as ranks waiting for tools that never listen would): it is stopped.
-  const Result r =
-      f.run({"-n", "2", "sh", "-c", kReportEnv + "; echo $$ > \"$OUT/apppid-$PMI_RANK\"; sleep 60"});
+  const std::string program = kReportEnv + "; echo $$ > \"$OUT/apppid-$PMI_RANK\"; sleep 60";
+  const Result r = f.run({"-n", "2", "sh", "-c", program});
   INFO(r.err);
   CHECK(r.status.code == 70);
   CHECK(contains(r.err, "vcx: the tool job ("));

@@ -508,7 +508,8 @@ int MPI_Start(MPI_Request* request) {
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Start(request);
   const std::optional<int> forced = forced_matches().starting(*request);
-  const std::int32_t sources[1] = {forced ? vcx::mpi::forced_source(*forced) : vcx::mpi::kStartAsPosted};
+  const std::int32_t sources[1] = {forced ? vcx::mpi::forced_source(*forced)
+                                          : vcx::mpi::kStartAsPosted};
   // Before the call: a started send's clock travels with its data.
   report_start(1, request, VCX_CALLER(), forced ? sources : nullptr);
   rt.activate(*request);
