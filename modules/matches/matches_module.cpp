@@ -7,8 +7,9 @@
 // vcx-run can name source lines, to <matches.dir>/rank-<R>.json.
 //
 // For vcx-run --explore, a tool also records every wildcard receive
-// (matches.record): its posting clock, and once decided its source and the
-// tick k of the first call known to follow its match. A replay that forces
+// (matches.record): once decided, its source and the tick k of the first
+// call known to follow its match, and for one with alternatives its posting
+// clock. A replay that forces
 // receive R pins every receive whose k is within R's posting clock: those
 // matched before R was posted in every execution that agrees with this one.
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "vcx/exchange.h"
@@ -81,7 +83,7 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
             if (n.want_source == kNoteAnySource || n.forced != 0) {
               model_ = b.model;
               if (maps_.empty()) maps_ = read_maps();  // while the application runs
-              if (record_.is_open()) record_posting(b.clocked ? ClockSpan(before_) : b.clock);
+              if (record_.is_open()) keep_posting(b.clocked ? ClockSpan(before_) : b.clock);
             }
           }
           break;
@@ -126,8 +128,7 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
   void decide(bool final) {
     matches_.decide(final);
     for (WildcardResult& r : matches_.results()) {
-      if (record_.is_open())
-        record_ << "d " << r.index << ' ' << r.matched_source << ' ' << r.known_tick << '\n';
+      if (record_.is_open()) record_decision(r);
       Location& at = locations_[{r.pc, r.call}];
       at.call = r.call;
       ++at.receives;
@@ -142,11 +143,25 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
     matches_.results().clear();
   }
 
-  // "p <index> <clock entries>": a wildcard receive and its posting clock.
-  void record_posting(ClockSpan clock) {
-    record_ << "p " << postings_++;
-    for (const ClockValue v : clock) record_ << ' ' << v;
-    record_ << '\n';
+  // A wildcard receive's posting clock, kept until it is decided.
+  void keep_posting(ClockSpan clock) {
+    posted_clocks_[postings_++].assign(clock.begin(), clock.end());
+  }
+
+  // "d <index> <source> <k>" for every wildcard receive, and before it
+  // "p <index> <posting clock>" for one with alternatives (a replay may
+  // force it): what --explore pins replays with.
+  void record_decision(const WildcardResult& r) {
+    auto posted = posted_clocks_.find(r.index);
+    if (posted != posted_clocks_.end()) {
+      if (!r.alternatives.empty()) {
+        record_ << "p " << r.index;
+        for (const ClockValue v : posted->second) record_ << ' ' << v;
+        record_ << '\n';
+      }
+      posted_clocks_.erase(posted);
+    }
+    record_ << "d " << r.index << ' ' << r.matched_source << ' ' << r.known_tick << '\n';
   }
 
   // The application's memory map, for naming code addresses later.
@@ -231,6 +246,7 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
   // matches.record: every wildcard receive, for --explore's pins.
   std::ofstream record_;
   std::uint64_t postings_ = 0;
+  std::unordered_map<std::uint64_t, std::vector<ClockValue>> posted_clocks_;  // undecided ones
   std::vector<ClockValue> now_, before_;  // the latest clocked call's clock, and the one before
 };
 

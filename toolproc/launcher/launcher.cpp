@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -119,6 +120,8 @@ std::string absolute_path(const std::string& path) {
   return std::string(cwd) + "/" + path;
 }
 
+// Where the tools record wildcard receives for --explore, in the session.
+constexpr const char* kMatchesRecordDir = "matches-record";
 // How much longer than VCX_START_TIMEOUT a rank waits for its tool to listen.
 constexpr milliseconds kAttachSlack{30'000};
 // How long vcx-run waits for the tools' answers to "where are the ranks".
@@ -168,7 +171,9 @@ class Supervisor {
  private:
   // Returns an exit code when starting failed, else -1.
   int start_tools() {
-    for (const std::string& analysis : plan_.options.analyses) {
+    std::vector<std::string> dirs = plan_.options.analyses;
+    if (plan_.matches_record) dirs.push_back(kMatchesRecordDir);
+    for (const std::string& analysis : dirs) {
       const std::string dir = session_.dir() + "/" + analysis;
       if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
         say("cannot create " + dir + ": " + std::strerror(errno));
@@ -352,6 +357,16 @@ class Supervisor {
     }
   }
 
+  // --explore's record of the wildcard receives, out of the session.
+  void copy_matches_record() {
+    std::error_code ec;
+    const std::filesystem::path from = session_.dir() + "/" + kMatchesRecordDir;
+    const std::filesystem::path to = *plan_.matches_record;
+    for (const auto& entry : std::filesystem::directory_iterator(from, ec))
+      std::filesystem::copy_file(entry.path(), to / entry.path().filename(),
+                                 std::filesystem::copy_options::overwrite_existing, ec);
+  }
+
   // SIGUSR1: where each rank is. The tools answer a numbered request in the
   // session directory with the last call they read and their rank's stacks.
   void report_where() {
@@ -528,6 +543,7 @@ class Supervisor {
 
     const bool app_ran = app_.started() && !app_stopped_unattached_;
     if (app_ran) code = report_analyses(code);
+    if (plan_.matches_record) copy_matches_record();
     StatsReport stats = read_stats(session_.dir());
     if (app_ended_at_ && tool_ended_at_)
       stats.tools_after_app_ns = static_cast<std::uint64_t>(
@@ -662,8 +678,9 @@ std::vector<std::string> tool_command(const Plan& plan, const std::string& sessi
   }
   for (const std::string& analysis : plan.options.analyses)
     append(cmd, {"--option", analysis + ".dir=" + session_dir + "/" + analysis});
+  // In the session directory, which every node sees; vcx-run copies it out.
   if (plan.matches_record && runs_analysis(plan.options, "matches"))
-    append(cmd, {"--option", "matches.record=" + *plan.matches_record});
+    append(cmd, {"--option", "matches.record=" + session_dir + "/" + kMatchesRecordDir});
   if (const auto& mib = plan.options.clock_diff_mib)
     append(cmd, {"--option", "vclock.diff-bytes=" + std::to_string(*mib << 20)});
   if (!plan.options.stall.empty()) append(cmd, {"--stall", plan.options.stall});

@@ -784,6 +784,17 @@ std::uint64_t cpu_ns(const rusage& ru) {
 }
 }  // namespace
 
+namespace {
+// Whether process `pid` on this node carries this session's token (vcx-run
+// gives it to every application rank).
+bool is_session_process(std::int32_t pid, const std::string& token) {
+  if (token.empty()) return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return env.find(std::string("VCX_SESSION_TOKEN=") + token + '\0') != std::string::npos;
+}
+}  // namespace
+
 void ToolProcess::answer_where_request() {
   std::uint64_t number = 0;
   {
@@ -803,7 +814,13 @@ void ToolProcess::answer_where_request() {
   text += '\n';
   if (app_pid_ > 0 && app_state_ != AppState::Crashed) {
     std::string error;
-    const auto stacks = sample_stacks(app_pid_, &error);
+    // Only this run's rank: with a TCP channel it may run on another node,
+    // where the same pid is some other process.
+    std::vector<ThreadStack> stacks;
+    if (!is_session_process(app_pid_, opts_.token))
+      error = "process " + std::to_string(app_pid_) + " is not this run's rank on this node";
+    else
+      stacks = sample_stacks(app_pid_, &error);
     if (stacks.empty()) {
       text += "  no stacks: " + error + "\n";
     } else {

@@ -174,8 +174,22 @@ void ForcedMatches::start_forced(MPI_Request r, int source) {
   shadows_[r] = stand_in;
 }
 
+void ForcedMatches::persistent_wildcard(MPI_Request r, const PersistentReceive& p) {
+  if (!active_) return;
+  PersistentReceive kept = p;
+  MPI_Datatype dup = MPI_DATATYPE_NULL;
+  if (PMPI_Type_dup(p.type, &dup) == MPI_SUCCESS) {
+    kept.type = dup;
+    kept.own_type = true;
+  }
+  persistent_[r] = kept;
+}
+
 void ForcedMatches::persistent_freed(MPI_Request r) {
-  persistent_.erase(r);
+  if (auto p = persistent_.find(r); p != persistent_.end()) {
+    if (p->second.own_type) PMPI_Type_free(&p->second.type);
+    persistent_.erase(p);
+  }
   if (auto s = shadows_.find(r); s != shadows_.end()) {
     PMPI_Request_free(&s->second);  // an active receive may be freed; it completes unseen
     shadows_.erase(s);

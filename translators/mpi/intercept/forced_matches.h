@@ -65,11 +65,12 @@ class ForcedMatches {
     MPI_Datatype type = MPI_DATATYPE_NULL;
     int tag = 0;
     MPI_Comm comm = MPI_COMM_NULL;
-    bool large = false;  // MPI_Recv_init_c
+    bool large = false;     // MPI_Recv_init_c
+    bool own_type = false;  // `type` is this object's duplicate
   };
-  void persistent_wildcard(MPI_Request r, const PersistentReceive& p) {
-    if (active_) persistent_[r] = p;
-  }
+  // Keeps its own duplicate of the datatype: the program may free its
+  // handle as soon as the request holds it.
+  void persistent_wildcard(MPI_Request r, const PersistentReceive& p);
   // MPI_Request_free of `r`: a stand-in still pending is freed too.
   void persistent_freed(MPI_Request r);
   // MPI_Start or MPI_Startall is about to start `r`: counts the posting when

@@ -549,10 +549,12 @@ int MPI_Startall(int count, MPI_Request requests[]) {
 int MPI_Request_free(MPI_Request* request) {
   Runtime& rt = runtime();
   const MPI_Request saved = *request;
-  forced_matches().persistent_freed(saved);
   const std::uint64_t id = rt.active() ? rt.request_id(saved) : 0;
   const int rc = PMPI_Request_free(request);
-  if (rc == MPI_SUCCESS) forced_matches().request_done(saved);
+  if (rc == MPI_SUCCESS) {
+    forced_matches().persistent_freed(saved);  // and its stand-in, if one is pending
+    forced_matches().request_done(saved);
+  }
   if (rc == MPI_SUCCESS && rt.active() && saved != MPI_REQUEST_NULL) {
     rt.push(Call::Request_free, vcx::mpi::RequestEvent{id}, false);
     rt.forget(id);

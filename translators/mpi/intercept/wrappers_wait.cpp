@@ -91,7 +91,13 @@ extern "C" {
 
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   Runtime& rt = runtime();
-  if (!rt.active()) return PMPI_Wait(request, status);
+  if (!rt.active()) {
+    // A forced persistent receive's stand-in outlives the analysis.
+    MPI_Request* used = forced_matches().substitute(request, 1);
+    const int rc = PMPI_Wait(used, status);
+    forced_matches().restore(request, used, 1);
+    return rc;
+  }
   const MPI_Request saved = *request;
   const std::uint64_t id = rt.request_id(saved);
   MPI_Status local;
@@ -110,7 +116,13 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   Runtime& rt = runtime();
-  if (!rt.active()) return PMPI_Test(request, flag, status);
+  if (!rt.active()) {
+    // A forced persistent receive's stand-in outlives the analysis.
+    MPI_Request* used = forced_matches().substitute(request, 1);
+    const int rc = PMPI_Test(used, flag, status);
+    forced_matches().restore(request, used, 1);
+    return rc;
+  }
   const MPI_Request saved = *request;
   const std::uint64_t id = rt.request_id(saved);
   MPI_Status local;
@@ -127,7 +139,13 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   Runtime& rt = runtime();
-  if (!rt.active()) return PMPI_Waitall(count, requests, statuses);
+  if (!rt.active()) {
+    // A forced persistent receive's stand-in outlives the analysis.
+    MPI_Request* used = forced_matches().substitute(requests, count);
+    const int rc = PMPI_Waitall(count, used, statuses);
+    forced_matches().restore(requests, used, count);
+    return rc;
+  }
   MPI_Request* saved = save(requests, count);
   const std::uint64_t* ids = ids_of(saved, count);
   MPI_Status* st = status_array(statuses, count);
@@ -146,7 +164,13 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
   Runtime& rt = runtime();
-  if (!rt.active()) return PMPI_Testall(count, requests, flag, statuses);
+  if (!rt.active()) {
+    // A forced persistent receive's stand-in outlives the analysis.
+    MPI_Request* used = forced_matches().substitute(requests, count);
+    const int rc = PMPI_Testall(count, used, flag, statuses);
+    forced_matches().restore(requests, used, count);
+    return rc;
+  }
   MPI_Request* saved = save(requests, count);
   const std::uint64_t* ids = ids_of(saved, count);
   MPI_Status* st = status_array(statuses, count);
@@ -162,7 +186,13 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
 
 int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   Runtime& rt = runtime();
-  if (!rt.active()) return PMPI_Waitany(count, requests, index, status);
+  if (!rt.active()) {
+    // A forced persistent receive's stand-in outlives the analysis.
+    MPI_Request* used = forced_matches().substitute(requests, count);
+    const int rc = PMPI_Waitany(count, used, index, status);
+    forced_matches().restore(requests, used, count);
+    return rc;
+  }
   MPI_Request* saved = save(requests, count);
   const std::uint64_t* ids = ids_of(saved, count);
   MPI_Status local;
@@ -182,7 +212,13 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
 
 int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
   Runtime& rt = runtime();
-  if (!rt.active()) return PMPI_Testany(count, requests, index, flag, status);
+  if (!rt.active()) {
+    // A forced persistent receive's stand-in outlives the analysis.
+    MPI_Request* used = forced_matches().substitute(requests, count);
+    const int rc = PMPI_Testany(count, used, index, flag, status);
+    forced_matches().restore(requests, used, count);
+    return rc;
+  }
   MPI_Request* saved = save(requests, count);
   const std::uint64_t* ids = ids_of(saved, count);
   MPI_Status local;
@@ -208,7 +244,13 @@ static void report_some(Call call, const MPI_Request* saved, const std::uint64_t
 int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
   Runtime& rt = runtime();
-  if (!rt.active()) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+  if (!rt.active()) {
+    // A forced persistent receive's stand-in outlives the analysis.
+    MPI_Request* used = forced_matches().substitute(requests, incount);
+    const int rc = PMPI_Waitsome(incount, used, outcount, indices, statuses);
+    forced_matches().restore(requests, used, incount);
+    return rc;
+  }
   MPI_Request* saved = save(requests, incount);
   const std::uint64_t* ids = ids_of(saved, incount);
   MPI_Status* st = status_array(statuses, incount);
@@ -229,7 +271,13 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices
 int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
   Runtime& rt = runtime();
-  if (!rt.active()) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+  if (!rt.active()) {
+    // A forced persistent receive's stand-in outlives the analysis.
+    MPI_Request* used = forced_matches().substitute(requests, incount);
+    const int rc = PMPI_Testsome(incount, used, outcount, indices, statuses);
+    forced_matches().restore(requests, used, incount);
+    return rc;
+  }
   MPI_Request* saved = save(requests, incount);
   const std::uint64_t* ids = ids_of(saved, incount);
   MPI_Status* st = status_array(statuses, incount);

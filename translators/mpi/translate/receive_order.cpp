@@ -47,6 +47,9 @@ void ReceiveOrder::posted(ReceiveToken t, std::int32_t want_source, std::int32_t
 
 void ReceiveOrder::matched(ReceiveToken t, Rank source, std::int32_t tag,
                            ExchangeControl& ctl) {
+  // Entries that could go must not be walked: one would imply (cover) a
+  // receive that has to be named.
+  if (retire_wanted_) retire(ctl);
   Entry* b = find(t);
   if (!b || b->matched) return;
   b->matched = true;
@@ -99,6 +102,7 @@ void ReceiveOrder::completed(ReceiveToken t, ExchangeControl& ctl) {
 }
 
 void ReceiveOrder::unmatched(ReceiveToken t, ExchangeControl& ctl) {
+  if (retire_wanted_) retire(ctl);
   Entry* a = find(t);
   if (!a) return;
   a->unmatched = true;

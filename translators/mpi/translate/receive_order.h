@@ -60,11 +60,10 @@ class ReceiveOrder {
   };
   Entry* find(ReceiveToken t);
   Entry* at_seq(std::uint64_t seq);
-  // Drops the entries no receive can still be ordered after. Dropping them
-  // later changes nothing: no receive posted after they could go can reach
-  // them. So completions only ask for it (retire_wanted_), and it runs once
-  // nothing is pending or at the next posting: one pass per window of
-  // receives rather than one per completion.
+  // Drops the entries no receive can still be ordered after. Completions
+  // only ask for it (retire_wanted_); it runs once nothing is pending, or
+  // before the next posting, match or cancel reads the entries: one pass
+  // per window of receives rather than one per completion.
   void retire(ExchangeControl& ctl);
   std::size_t index_of(std::uint64_t seq) const;  // first entry with seq >= this
   // The entry with this seq among those before index i, or null.
