@@ -428,7 +428,9 @@ int explore(const std::vector<std::string>& args, const LaunchOptions& options,
     std::fprintf(stderr, "vcx explore: %s when %s; reproduce with:\n  vcx-run %s%s\n",
                  x.difference.c_str(), force_line({x.replay.alternative}).c_str(),
                  forced.c_str(), program.c_str());
-    if (x.last_words.find('\n') != std::string::npos || x.replay_hung) {
+    if (x.replay_hung && x.last_words.empty()) {
+      std::fprintf(stderr, "  (vcx-run gave no answer on where the ranks were)\n");
+    } else if (x.last_words.find('\n') != std::string::npos || x.replay_hung) {
       std::fprintf(stderr, "  where the ranks were:\n%s\n", x.last_words.c_str());
     } else if (!x.last_words.empty()) {
       std::fprintf(stderr, "  (%s)\n", x.last_words.c_str());
