@@ -25,6 +25,23 @@ long monotonic_ms() {
   return now.tv_sec * 1000 + now.tv_nsec / 1'000'000;
 }
 
+// Waits that poll often must not end before their whole bound (a clock in
+// whole milliseconds would end them up to 1 ms early).
+long long monotonic_ns() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec * 1'000'000'000LL + now.tv_nsec;
+}
+
+// How long to sleep between two looks: often at first (vcx-run starts the
+// tools and the application at once, so the tool is usually a few
+// milliseconds away), never past the bound.
+timespec poll_pause(long long waited_ns, long long bound_ns) {
+  const long long pause = std::min(waited_ns < 500'000'000 ? 1'000'000LL : 20'000'000LL,
+                                   std::max(bound_ns - waited_ns, 0LL));
+  return timespec{0, static_cast<long>(pause)};
+}
+
 // The first line of a small file; "" if it cannot be read.
 std::string first_line(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -133,9 +150,11 @@ bool attach_in_session(const std::string& session_dir, const AttachHello& hello,
                        Attachment* out, std::string* error) {
   const std::string sock = tool_socket_path(session_dir, hello.world_rank);
   const std::string endpoint_file = tool_endpoint_path(session_dir, hello.world_rank);
-  const long start = monotonic_ms();
+  const long long start = monotonic_ns();
+  const long long bound = timeout_ms * 1'000'000LL;
   for (;;) {
-    const long left = timeout_ms - (monotonic_ms() - start);
+    const long long waited = monotonic_ns() - start;
+    const long left = static_cast<long>((bound - waited) / 1'000'000);
     // The endpoint file is written under another name and renamed: when it
     // exists, it is complete.
     const std::string endpoint = first_line(endpoint_file);
@@ -143,14 +162,12 @@ bool attach_in_session(const std::string& session_dir, const AttachHello& hello,
       return attach_to_tool_tcp(endpoint, hello, static_cast<int>(std::max(left, 1L)), out, error);
     if (::access(sock.c_str(), F_OK) == 0)
       return attach_to_tool(sock, hello, static_cast<int>(std::max(left, 1L)), out, error);
-    if (left <= 0) {
+    if (waited >= bound) {
       *error = "neither " + sock + " nor " + endpoint_file + " appeared within " +
                std::to_string(timeout_ms) + " ms";
       return false;
     }
-    // vcx-run starts the tools and the application at once: the tool is
-    // usually a few milliseconds away, so look often at first.
-    timespec pause{0, monotonic_ms() - start < 500 ? 1'000'000 : 20'000'000};
+    const timespec pause = poll_pause(waited, bound);
     nanosleep(&pause, nullptr);
   }
 }
@@ -165,8 +182,8 @@ bool attach_to_tool(const std::string& socket_path, const AttachHello& hello, in
   }
   std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
 
-  timespec start;
-  clock_gettime(CLOCK_MONOTONIC, &start);
+  const long long start = monotonic_ns();
+  const long long bound = timeout_ms * 1'000'000LL;
   int fd = -1;
   for (;;) {
     fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -178,16 +195,13 @@ bool attach_to_tool(const std::string& socket_path, const AttachHello& hello, in
     const int err = errno;
     ::close(fd);
     fd = -1;
-    timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    const long elapsed_ms =
-        (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1'000'000;
-    if ((err != ENOENT && err != ECONNREFUSED) || elapsed_ms >= timeout_ms) {
+    const long long waited = monotonic_ns() - start;
+    if ((err != ENOENT && err != ECONNREFUSED) || waited >= bound) {
       *error = "cannot connect to " + socket_path + ": " + std::strerror(err) + " (after " +
-               std::to_string(elapsed_ms) + " ms)";
+               std::to_string(waited / 1'000'000) + " ms)";
       return false;
     }
-    timespec pause{0, elapsed_ms < 500 ? 1'000'000 : 20'000'000};
+    const timespec pause = poll_pause(waited, bound);
     nanosleep(&pause, nullptr);
   }
 
