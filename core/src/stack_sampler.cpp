@@ -4,8 +4,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "vcx/symbolizer.h"
 
@@ -44,13 +42,6 @@ int on_thread(Dwfl_Thread* thread, void* arg) {
   dwfl_thread_getframes(thread, on_frame, &state);
   walk->out->push_back(std::move(t));
   return DWARF_CB_OK;
-}
-
-std::string read_maps(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 bool starts_with_any(const std::string& s, const std::vector<std::string>& prefixes) {
@@ -96,7 +87,7 @@ std::vector<ThreadStack> sample_stacks(pid_t pid, std::string* error, std::size_
 std::vector<std::string> describe_stacks(pid_t pid, const std::vector<ThreadStack>& stacks,
                                          const std::vector<std::string>& entry_prefixes) {
   std::vector<std::string> lines;
-  Symbolizer symbols(read_maps(pid));
+  Symbolizer symbols(process_maps(pid));
   for (const ThreadStack& t : stacks) {
     std::vector<SourceLocation> frames;
     for (const std::uint64_t pc : t.pcs) frames.push_back(symbols.resolve(pc));

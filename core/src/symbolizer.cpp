@@ -6,9 +6,19 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 namespace vcx {
+
+std::string process_maps(std::int64_t pid) {
+  if (pid <= 0) return "";
+  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+  if (!in) return "";
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 namespace {
 

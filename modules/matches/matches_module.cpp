@@ -16,12 +16,12 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "vcx/exchange.h"
+#include "vcx/symbolizer.h"
 #include "vcx/plugin.h"
 #include "wildcard_matches.h"
 
@@ -165,14 +165,7 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
   }
 
   // The application's memory map, for naming code addresses later.
-  std::string read_maps() const {
-    const std::int32_t pid = host_.app_pid();
-    if (pid <= 0) return "";
-    std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
+  std::string read_maps() const { return process_maps(host_.app_pid()); }
 
   void write_results() {
     if (maps_.empty()) maps_ = read_maps();

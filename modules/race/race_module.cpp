@@ -28,6 +28,7 @@
 #include "shadow_memory.h"
 #include "vcx/exchange.h"
 #include "vcx/plugin.h"
+#include "vcx/symbolizer.h"
 
 namespace vcx::race {
 namespace {
@@ -525,13 +526,9 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     if (pc == 0) return;
     for (const auto& [lo, hi] : code_)
       if (pc >= lo && pc < hi) return;
-    const std::int32_t pid = host_.app_pid();
-    if (pid <= 0) return;
-    std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
-    if (!in) return;
-    std::stringstream text;
-    text << in.rdbuf();
-    maps_ = text.str();
+    std::string maps = process_maps(host_.app_pid());
+    if (maps.empty()) return;
+    maps_ = std::move(maps);
     code_.clear();
     std::istringstream lines(maps_);
     std::string line;

@@ -1,10 +1,10 @@
 #include "launcher/matches_report.h"
 
-#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
 
+#include "launcher/analysis_files.h"
 #include "vcx/symbolizer.h"
 
 namespace vcx::launcher {
@@ -41,21 +41,9 @@ MatchesReport build_matches_report(const std::string& dir, int ranks) {
   std::uint64_t unreported = 0;
   std::uint64_t not_listed = 0;  // receives with alternatives beyond what the tools kept
   for (int r = 0; r < ranks; ++r) {
-    const std::string path = dir + "/rank-" + std::to_string(r) + ".json";
-    std::ifstream in(path);
-    if (!in) {
-      out.problems.push_back("the matches analysis of rank " + std::to_string(r) +
-                             " left no results (" + path + ")");
-      continue;
-    }
-    json f;
-    try {
-      f = json::parse(in);
-    } catch (const std::exception& e) {
-      out.problems.push_back("the matches results of rank " + std::to_string(r) +
-                             " are unreadable: " + e.what());
-      continue;
-    }
+    std::optional<json> file = read_rank_file(dir, r, "matches", "results", out.problems);
+    if (!file) continue;
+    const json& f = *file;
     Symbolizer symbols(f.value("maps", std::string()));
     auto locate = [&](std::uint64_t pc) {
       return pc == 0 ? SourceLocation{} : symbols.resolve_return_address(pc);

@@ -1,11 +1,11 @@
 #include "launcher/race_report.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
 
+#include "launcher/analysis_files.h"
 #include "vcx/symbolizer.h"
 
 namespace vcx::launcher {
@@ -115,20 +115,9 @@ RaceReport build_race_report(const std::string& dir, int ranks) {
   std::uint64_t overflows = 0;
   std::vector<int> uninstrumented;  // ranks whose loads and stores were not reported
   for (int r = 0; r < ranks; ++r) {
-    const std::string path = dir + "/rank-" + std::to_string(r) + ".json";
-    std::ifstream in(path);
-    if (!in) {
-      out.problems.push_back("the race analysis of rank " + std::to_string(r) +
-                             " left no findings (" + path + ")");
-      continue;
-    }
-    try {
-      files[static_cast<std::size_t>(r)] = json::parse(in);
-    } catch (const std::exception& e) {
-      out.problems.push_back("the findings of rank " + std::to_string(r) + " are unreadable: " +
-                             e.what());
-      continue;
-    }
+    std::optional<json> file = read_rank_file(dir, r, "race", "findings", out.problems);
+    if (!file) continue;
+    files[static_cast<std::size_t>(r)] = std::move(*file);
     const json& f = files[static_cast<std::size_t>(r)];
     symbolizers[static_cast<std::size_t>(r)] =
         std::make_unique<Symbolizer>(f.value("maps", std::string()));

@@ -24,6 +24,10 @@ struct SourceLocation {
   bool operator==(const SourceLocation&) const = default;
 };
 
+// The text of /proc/<pid>/maps, "" when it cannot be read (the process is
+// gone, or not this node's).
+std::string process_maps(std::int64_t pid);
+
 // "file:line" when known, else "object+0xoffset", else "0xaddress".
 std::string describe(const SourceLocation& l, std::uint64_t address);
 

@@ -1,0 +1,26 @@
+#include "launcher/analysis_files.h"
+
+#include <fstream>
+
+namespace vcx::launcher {
+
+std::optional<nlohmann::json> read_rank_file(const std::string& dir, int rank,
+                                             const std::string& analysis, const std::string& what,
+                                             std::vector<std::string>& problems) {
+  const std::string path = dir + "/rank-" + std::to_string(rank) + ".json";
+  std::ifstream in(path);
+  if (!in) {
+    problems.push_back("the " + analysis + " analysis of rank " + std::to_string(rank) +
+                       " left no " + what + " (" + path + ")");
+    return std::nullopt;
+  }
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    problems.push_back("the " + analysis + " " + what + " of rank " + std::to_string(rank) +
+                       " are unreadable: " + e.what());
+    return std::nullopt;
+  }
+}
+
+}  // namespace vcx::launcher
