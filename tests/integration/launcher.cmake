@@ -10,6 +10,9 @@
 #   integration.multinode.shm-transport.<program>.n4.<mode>
 #                                             the same with --transport shm (one
 #                                             machine: every pair shares memory)
+#   integration.multinode.hosts-list.<program>.n4
+#                                             the same two hosts given as
+#                                             mpiexec's -hosts list
 
 foreach(placement split shared)
   foreach(n 2 3)
@@ -72,6 +75,14 @@ foreach(prog IN LISTS VCX_LAUNCHER_CASE_PROGRAMS)
     set_tests_properties(${name} PROPERTIES
       LABELS "integration" TIMEOUT ${VCX_CASE_TEST_TIMEOUT} PROCESSORS 8)
   endforeach()
+  if(prog STREQUAL "p2p_basic")
+    set(name integration.multinode.hosts-list.${prog}.n4)
+    add_test(NAME ${name}
+      COMMAND ${case_command} -n 4 --channel tcp
+              --vcx-arg=-hosts --vcx-arg=localhost:2,127.0.0.1:2)
+    set_tests_properties(${name} PROPERTIES
+      LABELS "integration" TIMEOUT ${VCX_CASE_TEST_TIMEOUT} PROCESSORS 8)
+  endif()
 endforeach()
 
 # The progress line: in a terminal only.

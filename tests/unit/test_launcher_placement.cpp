@@ -138,6 +138,48 @@ TEST_CASE("launcher placement: host files and runs across nodes", "[launcher][pl
   CHECK_FALSE(spans_nodes(o, Environment(), &err));
   CHECK(spans_nodes(o, Environment({"SLURM_JOB_NUM_NODES=3"}), &err));
   CHECK_FALSE(spans_nodes(o, Environment({"SLURM_JOB_NUM_NODES=1"}), &err));
+
+  // mpiexec's -hosts list.
+  const auto list = parse_host_list("node1:4,node2,node1:2");
+  REQUIRE(list.error.empty());
+  CHECK(list.entries == std::vector<std::string>{"node1:4", "node2", "node1:2"});
+  CHECK(list.hosts == std::vector<std::string>{"node1", "node2"});
+  for (const char* bad : {"", "a,,b", ":4", "a, b"})
+    CHECK_THAT(parse_host_list(bad).error, Catch::Contains("-hosts"));
+  o.hosts = "localhost:2,127.0.0.1:2";
+  CHECK(spans_nodes(o, Environment(), &err));
+  o.hosts = "node1:2,node1:2";
+  CHECK_FALSE(spans_nodes(o, Environment(), &err));
+}
+
+TEST_CASE("launcher settings: mpiexec's -hosts", "[launcher]") {
+  for (const auto& args : {std::vector<std::string>{"-hosts", "a:2,b:2", "./app"},
+                           std::vector<std::string>{"-hosts=a:2,b:2", "./app"},
+                           std::vector<std::string>{"--hosts", "a:2,b:2", "./app"}}) {
+    const auto r = parse_command_line(args);
+    REQUIRE(r.ok());
+    CHECK(r.options.hosts == "a:2,b:2");
+    CHECK_FALSE(r.options.hostfile);
+    CHECK(r.options.program == "./app");
+  }
+  CHECK_THAT(parse_command_line({"-f", "h", "-hosts", "a", "./app"}).error,
+             Catch::Contains("give one of them"));
+  CHECK_THAT(parse_command_line({"-hosts", "a,,b", "./app"}).error,
+             Catch::Contains("separated by commas"));
+
+  // Both jobs get the list, so tool rank i runs on the host of rank i.
+  Plan plan;
+  plan.options.nprocs = 4;
+  plan.options.hosts = "a:2,b:2";
+  plan.paths.mpiexec = "mpiexec.mpich";
+  plan.paths.toolproc = "vcx-toolproc";
+  plan.program = "./app";
+  plan.launcher = LauncherKind::Hydra;
+  const std::vector<std::string> layout{"mpiexec.mpich", "-hosts", "a:2,b:2"};
+  const auto tool = tool_command(plan, "S");
+  const auto app = app_command(plan, "pre.so");
+  CHECK(std::vector<std::string>(tool.begin(), tool.begin() + 3) == layout);
+  CHECK(std::vector<std::string>(app.begin(), app.begin() + 3) == layout);
 }
 
 TEST_CASE("launcher settings: new flags and their errors", "[launcher]") {

@@ -92,19 +92,29 @@ TEST_CASE("launcher shmem: the oshrun command", "[launcher][shmem]") {
   CHECK(contains_run(bound, {"--cpu-list", "2,3", "--bind-to", "cpu-list:ordered"}));
 }
 
-TEST_CASE("launcher shmem: hydra host files become Open MPI's --host", "[launcher][shmem]") {
+TEST_CASE("launcher shmem: hydra host files and -hosts lists become Open MPI's --host", "[launcher][shmem]") {
   char tmpl[] = "/tmp/vcx-shmem-hosts-XXXXXX";
   const int fd = ::mkstemp(tmpl);
   REQUIRE(fd >= 0);
   ::close(fd);
   std::ofstream(tmpl) << "# cluster\nnode1:4\n\n  node2  # second\n";
   std::string err;
-  CHECK(openmpi_hosts(tmpl, &err) == std::vector<std::string>{"--host", "node1:4,node2"});
+  LaunchOptions o;
+  CHECK(openmpi_hosts(o, &err).empty());
+  CHECK(err.empty());
+  o.hostfile = tmpl;
+  CHECK(openmpi_hosts(o, &err) == std::vector<std::string>{"--host", "node1:4,node2"});
   CHECK(err.empty());
   std::ofstream(tmpl) << "# nothing\n";
-  CHECK(openmpi_hosts(tmpl, &err).empty());
+  CHECK(openmpi_hosts(o, &err).empty());
   CHECK(err.find("names no host") != std::string::npos);
   std::remove(tmpl);
+  // mpiexec's -hosts list, as it stands.
+  o.hostfile.reset();
+  o.hosts = "node1:2,node2:2";
+  err.clear();
+  CHECK(openmpi_hosts(o, &err) == std::vector<std::string>{"--host", "node1:2,node2:2"});
+  CHECK(err.empty());
 }
 
 TEST_CASE("launcher hybrid: Open MPI's libmpi is told from MPICH's", "[launcher][shmem]") {

@@ -649,6 +649,10 @@ void add_hydra_layout(const Plan& plan, std::vector<std::string>& cmd) {
     cmd.push_back("-f");
     cmd.push_back(*plan.options.hostfile);
   }
+  if (plan.options.hosts) {
+    cmd.push_back("-hosts");
+    cmd.push_back(*plan.options.hosts);
+  }
   if (plan.options.ppn > 0) {
     cmd.push_back("-ppn");
     cmd.push_back(std::to_string(plan.options.ppn));
@@ -742,9 +746,9 @@ std::vector<std::string> app_command(const Plan& plan, const std::string& preloa
       // Open MPI 4.1's rdma one-sided component crashes shmem_finalize in
       // its memory hooks; UCX's does not.
       append(cmd, {"--mca", "osc", "ucx"});
-      if (plan.options.hostfile) {
+      {
         std::string err;
-        append(cmd, openmpi_hosts(*plan.options.hostfile, &err));
+        append(cmd, openmpi_hosts(plan.options, &err));
       }
       if (plan.options.ppn > 0) append(cmd, {"--npernode", std::to_string(plan.options.ppn)});
       append(cmd, plan.options.launcher_args);
@@ -799,53 +803,9 @@ const std::string& interceptor_of(const Plan& plan) {
   }
 }
 
-std::vector<std::string> openmpi_hosts(const std::string& hostfile, std::string* error) {
-  std::ifstream in(hostfile);
-  if (!in) {
-    *error = "cannot read the host file " + hostfile + ": " + std::strerror(errno);
-    return {};
-  }
-  // Hydra's "host[:slots]" is Open MPI's --host entry as it stands.
-  std::string hosts, line;
-  while (std::getline(in, line)) {
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-    const auto b = line.find_first_not_of(" \t\r");
-    if (b == std::string::npos) continue;
-    const auto e = line.find_first_of(" \t\r", b);
-    if (!hosts.empty()) hosts += ',';
-    hosts += line.substr(b, e == std::string::npos ? std::string::npos : e - b);
-  }
-  if (hosts.empty()) {
-    *error = "the host file " + hostfile + " names no host";
-    return {};
-  }
-  return {"--host", hosts};
-}
-
-HostList read_hostfile(const std::string& path) {
-  HostList out;
-  std::ifstream in(path);
-  if (!in) {
-    out.error = "cannot read the host file " + path + ": " + std::strerror(errno);
-    return out;
-  }
-  std::string line;
-  while (std::getline(in, line)) {
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-    const auto b = line.find_first_not_of(" \t\r");
-    if (b == std::string::npos) continue;
-    const auto e = line.find_first_of(" \t\r:", b);
-    const std::string host = line.substr(b, e == std::string::npos ? std::string::npos : e - b);
-    if (std::find(out.hosts.begin(), out.hosts.end(), host) == out.hosts.end())
-      out.hosts.push_back(host);
-  }
-  if (out.hosts.empty()) out.error = "the host file " + path + " names no host";
-  return out;
-}
-
 bool spans_nodes(const LaunchOptions& options, const Environment& env, std::string* error) {
-  if (options.hostfile) {
-    const HostList hosts = read_hostfile(*options.hostfile);
+  if (options.hostfile || options.hosts) {
+    const HostList hosts = hosts_of(options);
     if (!hosts.error.empty()) {
       *error = hosts.error;
       return false;
@@ -1068,9 +1028,9 @@ int launcher_main(int argc, char** argv, char** envp) {
       say(*err);
       return kExitToolFailure;
     }
-    if (plan.options.hostfile) {
+    {
       std::string err;
-      openmpi_hosts(*plan.options.hostfile, &err);
+      openmpi_hosts(plan.options, &err);
       if (!err.empty()) {
         say(err);
         return kExitUsage;
@@ -1080,8 +1040,9 @@ int launcher_main(int argc, char** argv, char** envp) {
     plan.as_root = ::geteuid() == 0;
   }
   if (plan.launcher == LauncherKind::Slurm) {
-    if (plan.options.hostfile) {
-      say("--hostfile is for hydra; with --launcher slurm the allocation decides the hosts");
+    if (plan.options.hostfile || plan.options.hosts) {
+      say(std::string(plan.options.hostfile ? "--hostfile" : "-hosts") +
+          " is for hydra; with --launcher slurm the allocation decides the hosts");
       return kExitUsage;
     }
     const ProgramLookup srun = resolve_program("srun", env.get("PATH"));

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "launcher/hosts.h"
 #include "launcher/options.h"
 #include "launcher/paths.h"
 #include "launcher/placement.h"
@@ -50,14 +51,6 @@ struct Plan {
   bool progress = false;         // show a progress line (stderr is a terminal)
 };
 
-// The distinct hosts of a hydra host file ("host[:slots]" per line, '#'
-// comments); an error line when it cannot be read or names none.
-struct HostList {
-  std::vector<std::string> hosts;
-  std::string error;
-};
-HostList read_hostfile(const std::string& path);
-
 // Whether the run spans several nodes, and so needs tools reachable from
 // other hosts: a host file naming several hosts, or a Slurm allocation of
 // several nodes without one.
@@ -70,8 +63,6 @@ const std::string& interceptor_of(const Plan& plan);
 // The translators the tools load for the program's model ("mpi,shmem" for
 // an MPI+OpenSHMEM program).
 const char* translators_of(ProgramModel model);
-// Open MPI's options for the hosts of a hydra host file ("--host a:4,b:2").
-std::vector<std::string> openmpi_hosts(const std::string& hostfile, std::string* error);
 // The interceptor in front of whatever LD_PRELOAD already holds.
 std::string preload_value(const std::string& interceptor,
                           const std::optional<std::string>& existing);

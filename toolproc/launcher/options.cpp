@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "launcher/hosts.h"
+
 namespace vcx::launcher {
 namespace po = boost::program_options;
 namespace {
@@ -28,6 +30,8 @@ po::options_description settings_table() {
     ("hostfile,f", po::value<std::string>()->value_name("FILE"),
      "hosts to run on (MPICH hydra format), for both jobs: tool rank i runs on the host of "
      "application rank i")
+    ("hosts", po::value<std::string>()->value_name("A,B"),
+     "hosts to run on as a list (host[:slots],...; -hosts works too), for both jobs")
     ("ppn", po::value<std::string>()->value_name("N"), "ranks per node")
     ("placement", po::value<std::string>()->value_name("P"),
      "where tools run: 'split' gives them cores of their own on each node, apart from the "
@@ -165,8 +169,13 @@ Split split_arguments(const po::options_description& table, const std::vector<st
     }
     if (a.size() < 2 || a[0] != '-') break;
     // mpiexec's spellings of long options with one dash.
-    if (a == "-np" || a.rfind("-np=", 0) == 0 || a == "-ppn" || a.rfind("-ppn=", 0) == 0)
-      a = "-" + a;
+    for (const char* name : {"-np", "-ppn", "-hosts"}) {
+      const std::size_t len = std::strlen(name);
+      if (a.compare(0, len, name) == 0 && (a.size() == len || a[len] == '=')) {
+        a = "-" + a;
+        break;
+      }
+    }
     if (a.rfind("-n=", 0) == 0) a = "--np=" + a.substr(3);
     // mpiexec's options for the application job (hydra's names).
     if (a == "-genv" || a == "-env") {
@@ -520,6 +529,17 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
         relative_to(vm["hostfile"].as<std::string>(), o.config_file, set_by_config("hostfile"));
     if (o.hostfile->empty()) {
       r.error = "--hostfile needs a file name";
+      return r;
+    }
+  }
+  if (vm.count("hosts")) {
+    if (o.hostfile) {
+      r.error = "-hosts and --hostfile both name the hosts; give one of them";
+      return r;
+    }
+    o.hosts = vm["hosts"].as<std::string>();
+    if (std::string err = parse_host_list(*o.hosts).error; !err.empty()) {
+      r.error = err;
       return r;
     }
   }

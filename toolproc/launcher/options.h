@@ -61,6 +61,7 @@ struct LaunchOptions {
   std::vector<ForcedMatch> forced_matches;
   int explore = 0;  // --explore N: replays to run at most (0: none)
   std::optional<std::string> hostfile;     // -f: hydra host file, for both jobs
+  std::optional<std::string> hosts;        // -hosts a,b: hydra host list, for both jobs
   int ppn = 0;                             // ranks per node, 0: the launcher's default
   std::string placement = "none";          // none | split | shared | a placement file
   std::string channel = "shm";             // application ↔ tool: shm | tcp
