@@ -1,6 +1,8 @@
 #include "vcx/symbolizer.h"
 
 #include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
 #include <cinttypes>
@@ -104,6 +106,50 @@ SourceLocation Symbolizer::resolve(std::uint64_t address) {
   auto it = cache_.find(address);
   if (it == cache_.end()) it = cache_.emplace(address, lookup(address)).first;
   return it->second;
+}
+
+std::vector<SourceLocation> Symbolizer::resolve_inlined_return_address(std::uint64_t address) {
+  std::vector<SourceLocation> chain{resolve_return_address(address)};
+  if (dwfl_ == nullptr || address == 0 || !chain.front().has_line()) return chain;
+  const std::uint64_t at = address - 1;
+  Dwfl_Module* mod = dwfl_addrmodule(dwfl_, at);
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* cu = mod ? dwfl_module_addrdie(mod, at, &bias) : nullptr;
+  if (cu == nullptr) return chain;
+  Dwarf_Files* files = nullptr;
+  std::size_t nfiles = 0;
+  if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0) return chain;
+  // The scopes at the address stop at the innermost inlined instance (then
+  // go on in its abstract origin); the instances it sits in, out to the
+  // function, are the scopes of that instance's own DIE.
+  Dwarf_Die* at_pc = nullptr;
+  const int n = dwarf_getscopes(cu, at - bias, &at_pc);
+  Dwarf_Die* outward = nullptr;
+  int m = 0;
+  for (int i = 0; i < n; ++i) {
+    if (dwarf_tag(&at_pc[i]) == DW_TAG_inlined_subroutine) {
+      m = dwarf_getscopes_die(&at_pc[i], &outward);
+      break;
+    }
+  }
+  // Each inlined instance says where it was called.
+  for (int i = 0; i < m; ++i) {
+    if (dwarf_tag(&outward[i]) != DW_TAG_inlined_subroutine) continue;
+    Dwarf_Attribute attr;
+    Dwarf_Word file = 0, line = 0;
+    if (dwarf_formudata(dwarf_attr(&outward[i], DW_AT_call_file, &attr), &file) != 0 ||
+        dwarf_formudata(dwarf_attr(&outward[i], DW_AT_call_line, &attr), &line) != 0 ||
+        file >= nfiles)
+      continue;
+    SourceLocation caller = chain.front();
+    const char* name = dwarf_filesrc(files, file, nullptr, nullptr);
+    caller.file = name ? name : "";
+    caller.line = static_cast<int>(line);
+    chain.push_back(std::move(caller));
+  }
+  std::free(outward);
+  std::free(at_pc);
+  return chain;
 }
 
 SourceLocation Symbolizer::lookup(std::uint64_t address) {

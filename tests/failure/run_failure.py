@@ -432,10 +432,14 @@ def case_tool_stops(args, work, mode):
     reason = r"rank \d+ is not a rank of the communicator"
     expect(re.search(rf"^vcx-tool\[{victim}\]: critical: .*{reason}", r.stderr, re.M)
            is not None, f"tool {victim} does not say why it stopped", r)
-    # ... and names the call it was reading.
-    expect(re.search(rf"^vcx-tool\[{victim}\]: critical: .*\(in vcx_annotate_\w+, event \d+ "
-                     rf"of rank {victim}\)$", r.stderr, re.M) is not None,
-           f"tool {victim} does not name the call it was reading", r)
+    # ... and names the call it was reading, with its source line.
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "crash_loop.c")
+    with open(source) as f:
+        line = next(i for i, text in enumerate(f, 1) if "/* the rejected call */" in text)
+    expect(re.search(rf"^vcx-tool\[{victim}\]: critical: .*\(in vcx_annotate_\w+ at "
+                     rf"\S*crash_loop\.c:{line}, event \d+ of rank {victim}\)$", r.stderr, re.M)
+           is not None,
+           f"tool {victim} does not name the call and its line (crash_loop.c:{line})", r)
     summary = re.findall(r"^vcx: application ranks? [\d, ]+ (?:was|were) aborted by vcx with "
                          r"status 70 in (MPI_\w+) because the tool process failed \((.*)\)",
                          r.stderr, re.M)

@@ -392,7 +392,8 @@ TEST_CASE("ring: a producer waiting for space gives up when tool_alive says so",
 
 TEST_CASE("ring: a waiting producer is woken once, when the ring has drained to half", "[ring]") {
   constexpr std::size_t kCap = 4096;
-  constexpr std::size_t kPayload = 104;  // 128-byte records: 32 fill the ring exactly
+  // 128-byte records: 32 fill the ring exactly.
+  constexpr std::size_t kPayload = 128 - sizeof(vcx::EventHeader);
   static_assert(vcx::event_record_size(kPayload) == 128);
   Block block(kCap);
   ch::RingProducer prod(block.c(), {});
@@ -436,7 +437,8 @@ TEST_CASE("ring: a waiting producer is woken once, when the ring has drained to 
 TEST_CASE("ring: a producer blocked on a full ring resumes at the low-water mark, not before",
           "[ring]") {
   constexpr std::size_t kCap = 4096;
-  constexpr std::size_t kPayload = 104;  // 128-byte records: 32 fill the ring exactly
+  // 128-byte records: 32 fill the ring exactly.
+  constexpr std::size_t kPayload = 128 - sizeof(vcx::EventHeader);
   constexpr std::uint64_t kRecords = 200;
   Block block(kCap);
   HookState hooks;
@@ -502,7 +504,7 @@ TEST_CASE("ring: a producer blocked on a full ring resumes at the low-water mark
 TEST_CASE("ring: under a flood, producer wake-ups are bounded by half rings drained, not records",
           "[ring]") {
   constexpr std::size_t kCap = 65536;
-  constexpr std::size_t kPayload = 40;  // 64-byte records, no padding
+  constexpr std::size_t kPayload = 64 - sizeof(vcx::EventHeader);  // 64-byte records, no padding
   constexpr std::uint64_t kRecord = 64;
   constexpr std::uint64_t kRecords = 300'000;
   static_assert(vcx::event_record_size(kPayload) == kRecord);

@@ -54,7 +54,45 @@ __attribute__((noinline)) CallSite symbolizer_call_site() {
   return s;
 }
 
+// A call made inside a function inlined into another: the return address
+// lies in inlined code.
+struct InlinedSite {
+  std::uint64_t return_address;
+  int inner_line;
+  int outer_line;
+};
+__attribute__((always_inline)) inline std::uint64_t inlined_caller(int* line) {
+  const std::uint64_t ra = return_address(); *line = __LINE__;
+  return ra;
+}
+__attribute__((noinline)) InlinedSite symbolizer_inlined_call_site() {
+  InlinedSite s{};
+  s.return_address = inlined_caller(&s.inner_line); s.outer_line = __LINE__;
+  return s;
+}
+
 }  // namespace
+
+TEST_CASE("a call in inlined code resolves through the functions inlined there",
+          "[symbolizer]") {
+  const InlinedSite site = symbolizer_inlined_call_site();
+  Symbolizer sym(self_maps());
+  const auto chain = sym.resolve_inlined_return_address(site.return_address);
+  REQUIRE(chain.size() == 2);
+  CHECK(ends_with(chain[0].file, "test_symbolizer.cpp"));
+  CHECK(chain[0].line == site.inner_line);
+  CHECK(chain[0] == sym.resolve_return_address(site.return_address));
+  CHECK(ends_with(chain[1].file, "test_symbolizer.cpp"));
+  CHECK(chain[1].line == site.outer_line);
+  CHECK(chain[1].function.find("symbolizer_inlined_call_site") != std::string::npos);
+
+  // A call outside inlined code is its own chain.
+  const CallSite plain = symbolizer_call_site();
+  const auto one = sym.resolve_inlined_return_address(plain.return_address);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].line == plain.line);
+  CHECK(Symbolizer("").resolve_inlined_return_address(plain.return_address).size() == 1);
+}
 
 TEST_CASE("a call site in this binary resolves to its file, line and function", "[symbolizer]") {
   const CallSite site = symbolizer_call_site();

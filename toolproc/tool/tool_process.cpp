@@ -22,6 +22,7 @@
 #include "vcx/binomial_tree.h"
 #include "vcx/delaying_transport.h"
 #include "vcx/stack_sampler.h"
+#include "vcx/symbolizer.h"
 
 namespace vcx::tool {
 namespace {
@@ -613,17 +614,55 @@ void ToolProcess::abort_all(const std::string& why, bool logged) {
   terminate_ = true;
 }
 
+namespace {
+// Whether a source file is one of vcx's annotation headers.
+bool is_annotation_header(const std::string& file) {
+  for (const char* header : {"vcx/annotate.h", "vcx/annotate_shmem.h"}) {
+    const std::string tail = std::string("/") + header;
+    if (file == header || (file.size() > tail.size() &&
+                           file.compare(file.size() - tail.size(), tail.size(), tail) == 0))
+      return true;
+  }
+  return false;
+}
+
+// Whether process `pid` on this node carries this session's token (vcx-run
+// gives it to every application rank).
+bool is_session_process(std::int32_t pid, const std::string& token) {
+  if (token.empty()) return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return env.find(std::string("VCX_SESSION_TOKEN=") + token + '\0') != std::string::npos;
+}
+}  // namespace
+
 void ToolProcess::flush_observers() {
   for (ClockedCallObserver* o : observers_) o->flush();
 }
 
+std::string ToolProcess::source_of(std::uint64_t call_site) const {
+  // Only an application rank of this node and session names its code here.
+  if (call_site == 0 || app_pid_ <= 0 || !is_session_process(app_pid_, opts_.token)) return {};
+  const std::string maps = process_maps(app_pid_);
+  if (maps.empty()) return {};
+  Symbolizer symbols(maps);
+  // The annotation macros of vcx/annotate*.h are inlined into the program:
+  // name the program's line that used them.
+  const auto chain = symbols.resolve_inlined_return_address(call_site);
+  for (const SourceLocation& l : chain)
+    if (!is_annotation_header(l.file)) return describe(l, call_site);
+  return describe(chain.front(), call_site);
+}
+
 void ToolProcess::fatal(const std::string& why_) {
   std::string why = why_;
-  if (reading_)
+  if (reading_) {
+    const std::string where = source_of(reading_->call_site);
     why += " (in " + std::string(call_name(static_cast<std::uint8_t>(reading_->model),
                                            reading_->type)) +
-           ", event " + std::to_string(reading_->seq) + " of rank " +
-           std::to_string(rank_.value) + ")";
+           (where.empty() ? "" : " at " + where) + ", event " + std::to_string(reading_->seq) +
+           " of rank " + std::to_string(rank_.value) + ")";
+  }
   spdlog::critical("{}", why);
   abort_all(why, true);
   // Give the abort notices a moment to leave.
@@ -781,17 +820,6 @@ std::uint64_t cpu_ns(const rusage& ru) {
            static_cast<std::uint64_t>(t.tv_usec) * 1'000u;
   };
   return ns(ru.ru_utime) + ns(ru.ru_stime);
-}
-}  // namespace
-
-namespace {
-// Whether process `pid` on this node carries this session's token (vcx-run
-// gives it to every application rank).
-bool is_session_process(std::int32_t pid, const std::string& token) {
-  if (token.empty()) return false;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
-  std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return env.find(std::string("VCX_SESSION_TOKEN=") + token + '\0') != std::string::npos;
 }
 }  // namespace
 

@@ -49,6 +49,9 @@ class ToolProcess final : public ToolHost {
   // vcx-run asked where the ranks are (<session>/where-request holds the
   // request's number): writes where-<rank>-<number>.txt once per request.
   void answer_where_request();
+  // "file:line" of an application call site, "" if the rank is not this node's
+  // or its code is not known.
+  std::string source_of(std::uint64_t call_site) const;
 
   // ToolHost
   Rank rank() const override { return rank_; }

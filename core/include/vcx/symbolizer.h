@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 struct Dwfl;  // elfutils' session handle (libdwfl.h), kept out of this header
 
@@ -47,6 +48,12 @@ class Symbolizer {
   // to the next line or, after a noreturn call, to the next function.
   SourceLocation resolve_return_address(std::uint64_t address);
   SourceLocation resolve(std::uint64_t address);
+  // The call of a return address through the functions inlined there,
+  // innermost first: the call's own line (as resolve_return_address), then
+  // for each enclosing inlined function the line it was called from, out to
+  // the function that holds the code. One entry when nothing was inlined or
+  // the object has no DWARF scopes.
+  std::vector<SourceLocation> resolve_inlined_return_address(std::uint64_t address);
 
  private:
   SourceLocation lookup(std::uint64_t address);

@@ -68,7 +68,7 @@ bool RingProducer::wait_for_space(std::uint64_t needed) noexcept {
 }
 
 void* RingProducer::begin(Model model, std::uint16_t type, std::uint32_t flags,
-                          std::size_t payload_size) {
+                          std::size_t payload_size, std::uint64_t call_site) {
   if (payload_size > max_payload()) return nullptr;
   // A tool that gave up reads nothing more: the application learns it at
   // its next call, not only at its next wait (one load of a line it reads
@@ -92,6 +92,7 @@ void* RingProducer::begin(Model model, std::uint16_t type, std::uint32_t flags,
   h->flags = flags;
   h->payload_size = static_cast<std::uint32_t>(payload_size);
   h->seq = seq_ + 1;
+  h->call_site = call_site;
   pending_head_ += rec;
   return h + 1;
 }

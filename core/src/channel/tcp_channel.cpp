@@ -88,9 +88,9 @@ std::uint64_t TcpProducer::backpressure_ns() const noexcept {
 }
 
 void* TcpProducer::begin(Model model, std::uint16_t type, std::uint32_t flags,
-                         std::size_t payload_size) {
+                         std::size_t payload_size, std::uint64_t call_site) {
   if (tool_gone()) return nullptr;
-  return ring_.begin(model, type, flags, payload_size);
+  return ring_.begin(model, type, flags, payload_size, call_site);
 }
 
 std::uint64_t TcpProducer::commit() noexcept {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "vcx/channel/futex.h"
+#include "vcx/intercept/call_site.h"
 #include "vcx/intercept/ending.h"
 
 namespace vcx::intercept {
@@ -254,7 +255,7 @@ void* ChannelClient::begin(Model model, std::uint16_t call, std::size_t payload,
   note_call(model, call);
   reply_wanted_ = needs_reply && !no_stall_;
   const std::uint32_t flags = reply_wanted_ ? std::uint32_t{kEventNeedsReply} : 0u;
-  void* p = producer_.begin(model, call, flags, payload);
+  void* p = producer_.begin(model, call, flags, payload, application_call_site());
   if (!p) {
     unlock();
     if (payload > producer_.max_payload()) {
@@ -276,7 +277,7 @@ void* ChannelClient::begin_always_answered(Model model, std::uint16_t call, std:
   local_.flush();
   note_call(model, call);
   reply_wanted_ = true;
-  void* p = producer_.begin(model, call, kEventAlwaysReply, payload);
+  void* p = producer_.begin(model, call, kEventAlwaysReply, payload, application_call_site());
   if (!p) {
     unlock();
     tool_failed("while the application was sending to it");

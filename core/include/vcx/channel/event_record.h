@@ -32,8 +32,11 @@ struct EventHeader {
   std::uint32_t flags;  // EventFlags
   std::uint32_t payload_size;
   std::uint64_t seq;    // per-channel event number, starts at 1
+  // Where the application made the call: the return address into the code
+  // that called the interceptor (vcx/intercept/call_site.h); 0 if unknown.
+  std::uint64_t call_site;
 };
-static_assert(sizeof(EventHeader) == 24);
+static_assert(sizeof(EventHeader) == 32);
 static_assert(std::is_trivially_copyable_v<EventHeader>);
 static_assert(alignof(EventHeader) <= 8);
 

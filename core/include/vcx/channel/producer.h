@@ -24,9 +24,10 @@ class Producer {
   std::size_t max_payload() const noexcept {
     return tcp_ ? tcp_->max_payload() : ring_.max_payload();
   }
-  void* begin(Model model, std::uint16_t type, std::uint32_t flags, std::size_t payload_size) {
-    return tcp_ ? tcp_->begin(model, type, flags, payload_size)
-                : ring_.begin(model, type, flags, payload_size);
+  void* begin(Model model, std::uint16_t type, std::uint32_t flags, std::size_t payload_size,
+              std::uint64_t call_site = 0) {
+    return tcp_ ? tcp_->begin(model, type, flags, payload_size, call_site)
+                : ring_.begin(model, type, flags, payload_size, call_site);
   }
   std::uint64_t commit() noexcept { return tcp_ ? tcp_->commit() : ring_.commit(); }
   WaitResult wait_reply(std::uint64_t seq) noexcept {

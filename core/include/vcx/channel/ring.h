@@ -52,7 +52,8 @@ class RingProducer {
   // waits until it has drained to ring_low_water() (backpressure). Returns
   // the payload pointer, or nullptr if the tool has given up (ToolState::
   // Failed) or went away while waiting. Must be followed by commit().
-  void* begin(Model model, std::uint16_t type, std::uint32_t flags, std::size_t payload_size);
+  void* begin(Model model, std::uint16_t type, std::uint32_t flags, std::size_t payload_size,
+              std::uint64_t call_site = 0);
   // Publishes the record reserved by begin(); returns its sequence number.
   std::uint64_t commit() noexcept;
 

@@ -75,7 +75,8 @@ class TcpProducer {
 
   std::size_t max_payload() const noexcept { return ring_.max_payload(); }
   // As RingProducer::begin; nullptr once the tool is known to be gone.
-  void* begin(Model model, std::uint16_t type, std::uint32_t flags, std::size_t payload_size);
+  void* begin(Model model, std::uint16_t type, std::uint32_t flags, std::size_t payload_size,
+              std::uint64_t call_site = 0);
   // Publishes the record and sends it; waits while the connection is full.
   std::uint64_t commit() noexcept;
   // Waits until the tool has replied to event `seq` (reading its messages,
