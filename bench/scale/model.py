@@ -239,17 +239,19 @@ class Builder:
         self.msgs.append(Msg(src, dst, kind, sizes[0], sizes[1], deps))
         return len(self.msgs) - 1
 
-    def all_to_all(self, entry_deps, up_changed, down_changed, incr=False, kind="a2a"):
+    def all_to_all(self, entry_deps, down_changed, incr=False, kind="a2a"):
         """Blocking all-to-all over the world; returns each rank's completion deps.
 
         entry_deps[r]: messages r has received before it contributes.
-        up_changed(c), down_changed(p, c): entries changed on that pair."""
+        down_changed(p, c): entries changed on that pair. An up message
+        leaves as its call is queued, aside (no baseline on that pair, and
+        it sets none): its subtree's entries against zeros."""
         n = self.n
         up = {}
         for c in range(n - 1, 0, -1):
             deps = list(entry_deps[c]) + [up[k] for k in tree_children(c, n)]
             s = subtree_size(c, n)
-            sizes = clock_sizes(n, up_changed(c), nonzero=s, incr=(s, s) if incr else None)
+            sizes = clock_sizes(n, s, nonzero=s, incr=(s, s) if incr else None)
             up[c] = self.add(c, tree_parent(c), kind + "_up", sizes, deps)
         done = [None] * n
         done[0] = list(entry_deps[0]) + [up[k] for k in tree_children(0, n)]
@@ -292,7 +294,7 @@ def pattern_barrier(n, smallest_first=False):
     so up messages change their subtree's entries by 1 and down messages
     every entry by 1."""
     b = Builder(n, smallest_first)
-    b.all_to_all([[] for _ in range(n)], lambda c: subtree_size(c, n), lambda p, c: n, incr=True)
+    b.all_to_all([[] for _ in range(n)], lambda p, c: n, incr=True)
     return b.msgs
 
 
@@ -302,29 +304,21 @@ def pattern_stencil(n, smallest_first=False):
     At the start of an iteration every rank's clock holds every entry at
     its value of the last all-reduce. A signal therefore differs from the
     last all-reduce result sent down the same pair only in the sender's own
-    entry; from the last up message of the sender (which held its subtree's
-    entries only) in the sender's entry and every entry outside the
-    subtree; from the last signal on the pair in every entry. An up message
-    after a signal on the same pair changes every entry (subtree entries
-    ticked, the others fall to zero), after the last up message its
-    subtree's entries; a down message always changes every entry."""
+    entry, and from the last signal on the pair in every entry (up messages
+    go aside and are no pair's baseline). A down message always changes
+    every entry."""
     b = Builder(n, smallest_first)
     nbs = [grid_neighbours(r, n) for r in range(n)]
     into = [[] for _ in range(n)]
     for a in range(n):
         for dst in nbs[a]:
-            if a != 0 and tree_parent(a) == dst:
-                changed = n - subtree_size(a, n) + 1
-            elif dst != 0 and tree_parent(dst) == a:
+            if dst != 0 and tree_parent(dst) == a:
                 changed = 1
             else:
                 changed = n
             into[dst].append(b.add(a, dst, "signal", clock_sizes(n, changed)))
 
-    def up_changed(c):
-        return n if tree_parent(c) in nbs[c] else subtree_size(c, n)
-
-    b.all_to_all(into, up_changed, lambda p, c: n, kind="allreduce")
+    b.all_to_all(into, lambda p, c: n, kind="allreduce")
     return b.msgs
 
 
@@ -332,15 +326,15 @@ def pattern_collective(n, smallest_first=False):
     """MPI_Barrier, MPI_Allreduce, MPI_Bcast and MPI_Reduce (root 0) per
     iteration; all four use the same binomial tree rooted at rank 0.
 
-    Barrier up follows the last reduce up (a full clock): every entry
-    changes. Allreduce up follows the barrier up: its subtree's entries
-    change. Reduce up (full clocks) follows the allreduce up: every entry.
-    Barrier and allreduce down change every entry; the broadcast of the
+    Barrier and allreduce up messages go aside (their subtree's entries
+    against no baseline). Reduce up (full clocks) follows the last reduce
+    up on the pair: every entry. Barrier and allreduce down change every
+    entry; the broadcast of the
     root's clock follows the allreduce result, which differs only in the
     root's own entry."""
     b = Builder(n, smallest_first)
-    done = b.all_to_all([[] for _ in range(n)], lambda c: n, lambda p, c: n, kind="barrier")
-    done = b.all_to_all(done, lambda c: subtree_size(c, n), lambda p, c: n, kind="allreduce")
+    done = b.all_to_all([[] for _ in range(n)], lambda p, c: n, kind="barrier")
+    done = b.all_to_all(done, lambda p, c: n, kind="allreduce")
     done = b.one_to_all(done, lambda p, c: 1, "bcast_down")
     b.all_to_one(done, lambda c: n, "reduce_up")
     return b.msgs

@@ -47,11 +47,16 @@ class Simulation:
 
     # -- messages -----------------------------------------------------------
 
-    def send(self, src, dst, kind, vec=None, subtree=None):
+    def send(self, src, dst, kind, vec=None, subtree=None, aside=False):
         """Records one message; `subtree` (the members an all-to-all up
-        message stands for) makes the increments of its entries available."""
+        message stands for) makes the increments of its entries available.
+        `aside`: sent as its call is queued, out of program order, against
+        no baseline and kept as none (an all-to-all's up message over the
+        world, collectives.cpp contribute_ahead)."""
         if vec is None:
             sizes, entries = NO_CLOCK
+        elif aside:
+            sizes, entries = self.sizes([0] * self.n, vec, subtree)
         else:
             sizes, entries = self.sizes(self.last.get((src, dst), [0] * self.n), vec, subtree)
             self.last[(src, dst)] = list(vec)
@@ -78,7 +83,8 @@ class Simulation:
     # -- collectives over the world, binomial tree rooted at rank 0 ----------
 
     def all_to_all(self, kind):
-        """Blocking all-to-all: each member contributes its own entry."""
+        """Blocking all-to-all: each member contributes its own entry, as
+        its call is queued (up messages go aside)."""
         n = self.n
         up = [None] * n
         for r in range(n):
@@ -89,7 +95,7 @@ class Simulation:
             for k in tree_children(c, n):
                 up[c] = [max(a, b) for a, b in zip(up[c], up[k])]
             self.send(c, tree_parent(c), kind + "_up", up[c],
-                      subtree=range(c, c + subtree_size(c, n)))
+                      subtree=range(c, c + subtree_size(c, n)), aside=True)
         result = up[0]
         for k in tree_children(0, n):
             result = [max(a, b) for a, b in zip(result, up[k])]

@@ -9,7 +9,8 @@
 //             one (differential transmission, clock_baselines.h)
 //
 // A message whose encoding carries kEncodingKeep updates the pair's baseline
-// on both sides: the sender's before it leaves, the receiver's once decoded.
+// on both sides: the sender's before it leaves, the receiver's once decoded;
+// one carrying kEncodingAside leaves the baseline alone on both sides.
 // The tool transports keep each ordered pair FIFO, so both sides see the same
 // sequence of baselines. The receiver rebuilds the whole clock before it is
 // stored, so a clock consumed long after it arrived (a receive that matches
@@ -46,6 +47,11 @@ inline constexpr std::uint8_t kEncodingNarrow = 1;  // 4-byte values
 inline constexpr std::uint8_t kEncodingSparse = 2;  // (index, value) pairs
 inline constexpr std::uint8_t kEncodingDelta = 4;   // pairs against the baseline
 inline constexpr std::uint8_t kEncodingKeep = 8;    // not a layout: keep as the baseline
+// Not a layout: a clock sent out of the engine's program order (an
+// all-to-all contribution sent as its call is queued), in a plain layout
+// that neither side takes as, or compares with, the pair's baseline, so
+// that the baselines follow the messages sent in program order alone.
+inline constexpr std::uint8_t kEncodingAside = 16;
 
 inline constexpr std::size_t encoded_item_bytes(ClockEncoding e) {
   const auto bits = static_cast<std::uint8_t>(e);

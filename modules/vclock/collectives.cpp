@@ -130,6 +130,29 @@ bool VclockEngine::init_coll(const CollKey& key, CollState& st) {
   return true;
 }
 
+// A blocking all-to-all needs of each member only its own entry and its
+// entries of non-members (exec_collective). Over a group of every rank
+// there are no non-members, and the own entry is the member's count of
+// clocked calls up to this one, known as soon as the call is queued: sent
+// then, the contributions and the result of a run of such collectives
+// (fences, barriers, allreduces) travel while the engines are still behind,
+// instead of one round trip between the tools per collective once each
+// engine reaches it. The clocks are the same.
+void VclockEngine::contribute_ahead(const CollectiveRef& c) {
+  const auto git = groups_.find(c.group);
+  if (git == groups_.end() || git->second.members.size() != width_ ||
+      git->second.second_side != 0)
+    return;
+  const CollKey key{c.group, c.instance};
+  CollState& st = coll_state(key, c.kind, c.root);
+  if (!init_coll(key, st) || st.contributed) return;
+  st.contributed = true;
+  st.ahead = true;
+  if (!st.up) st.up = zeroed_clock();
+  st.up[self_.value] = std::max(st.up[self_.value], queued_tick_);
+  progress_up(key, st);
+}
+
 bool VclockEngine::exec_collective(const Op& op, bool complete) {
   const CollectiveRef& c = op.collective;
   const CollKey key{c.group, c.instance};
@@ -146,13 +169,17 @@ bool VclockEngine::exec_collective(const Op& op, bool complete) {
   const GroupInfo& g = groups_.at(key.group);
 
   if (!complete) {
-    if (st.contributed) return true;
+    st.reached = true;
+    if (st.contributed) {
+      maybe_forward_down(key, st);  // a result that waited for this engine
+      return true;
+    }
     st.contributed = true;
     switch (c.kind) {
       case CollectiveKind::OneToAll:
         st.down = pool_.acquire_copy(clock_.view());
         st.down_ready = true;
-        forward_down(key, st);
+        maybe_forward_down(key, st);
         break;
       case CollectiveKind::AllToAll:
         if (!st.up) st.up = zeroed_clock();
@@ -219,7 +246,7 @@ void VclockEngine::progress_up(const CollKey& key, CollState& st) {
   const auto local = static_cast<std::uint32_t>(g.self_pos) - sp.base;
   st.up_done = true;
   if (auto parent = BinomialTree(sp.size, sp.root).parent(local)) {
-    send_coll(g.members[sp.base + *parent], MsgType::CollUp, key, st, st.up);
+    send_coll(g.members[sp.base + *parent], MsgType::CollUp, key, st, st.up, st.ahead);
     pool_.release(st.up);
     st.up = nullptr;
     return;
@@ -230,7 +257,7 @@ void VclockEngine::progress_up(const CollKey& key, CollState& st) {
       st.down = st.up;
       st.up = nullptr;
       st.down_ready = true;
-      forward_down(key, st);
+      maybe_forward_down(key, st);
       break;
     case CollectiveKind::Bipartite: {
       // This side's total goes to the other side's first member.
@@ -257,6 +284,12 @@ void VclockEngine::progress_prefix(const CollKey& key, CollState& st) {
   }
   pool_.release(st.up);
   st.up = nullptr;
+}
+
+void VclockEngine::maybe_forward_down(const CollKey& key, CollState& st) {
+  if (!st.down_ready || st.down_sent || (st.ahead && !st.reached)) return;
+  st.down_sent = true;
+  forward_down(key, st);
 }
 
 void VclockEngine::forward_down(const CollKey& key, const CollState& st) {
@@ -296,7 +329,7 @@ void VclockEngine::on_collective(Rank src, const CollHeader& h, ClockSpan clock)
       if (st.kind == CollectiveKind::Prefix) {
         progress_prefix(key, st);
       } else {
-        forward_down(key, st);
+        maybe_forward_down(key, st);
       }
       break;
     default:
@@ -306,14 +339,14 @@ void VclockEngine::on_collective(Rank src, const CollHeader& h, ClockSpan clock)
 }
 
 void VclockEngine::send_coll(Rank dst, MsgType type, const CollKey& key, const CollState& st,
-                             const ClockValue* clock) {
+                             const ClockValue* clock, bool aside) {
   CollHeader h{};
   h.type = type;
   h.kind = static_cast<std::uint8_t>(st.kind);
   h.group = key.group.value;
   h.instance = key.instance;
   h.root = st.root.value;
-  send_clock_message(dst, h, clock);
+  send_clock_message(dst, h, clock, aside);
 }
 
 void VclockEngine::coll_maybe_erase(const CollKey& key) {

@@ -1,6 +1,7 @@
 #include "vclock_engine.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
@@ -28,6 +29,7 @@ VclockEngine::VclockEngine(ToolHost& host, PeerTransport& transport, Rank self,
                            on_message(src, bytes);
                          });
   scratch_.reserve(sizeof(CollHeader) + width * sizeof(ClockValue));
+  contribute_ahead_ = host.options().number_or("vclock.ahead", 1) != 0;
   dependent_peers_.assign(width, 0);
 }
 
@@ -55,6 +57,12 @@ void VclockEngine::enqueue(const CallProgram& program, bool needs_reply) {
   }
   if (resources) request_resources(program.event_seq(), first);
   if (flags) request_flags(program.event_seq(), first);
+  if (program.clocked()) ++queued_tick_;
+  if (!contribute_ahead_) return;
+  for (const Op& op : program.ops())
+    if (op.kind == OpKind::CollectiveContribute &&
+        op.collective.kind == CollectiveKind::AllToAll && (op.flags & kCollectiveBlocking))
+      contribute_ahead(op.collective);
 }
 
 void VclockEngine::run() {
@@ -445,18 +453,26 @@ void VclockEngine::send_p2p(Rank dst, MsgType type, std::uint16_t flags, QueueId
 }
 
 template <class Header>
-void VclockEngine::send_clock_message(Rank dst, const Header& h, const ClockValue* clock) {
-  pack_message(h, clock, width_, scratch_, clock ? baselines_.sending(dst) : nullptr);
+void VclockEngine::send_clock_message(Rank dst, const Header& h, const ClockValue* clock,
+                                      bool aside) {
+  pack_message(h, clock, width_, scratch_,
+               clock && !aside ? baselines_.sending(dst) : nullptr);
+  if (aside && clock) scratch_[offsetof(Header, encoding)] |= kEncodingAside;
   transport_.send(dst, PeerChannel::Exchange, scratch_);
 }
-template void VclockEngine::send_clock_message(Rank, const CollHeader&, const ClockValue*);
+template void VclockEngine::send_clock_message(Rank, const CollHeader&, const ClockValue*, bool);
 
 ClockValue* VclockEngine::read_clock(Rank src, std::span<const std::uint8_t> bytes,
                                      std::size_t header_bytes, std::uint8_t encoding,
                                      std::uint32_t items, const char* what) {
   if (src.value >= width_) host_.fatal("vclock: a message from a rank outside the job");
   const bool keeps = (encoding & kEncodingKeep) != 0;
-  const PeerBaselines::Arrival a = baselines_.receiving(src, keeps);
+  const bool aside = (encoding & kEncodingAside) != 0;
+  if (aside && keeps)
+    host_.fatal(std::string("vclock: a ") + what + " message both aside and kept");
+  encoding &= static_cast<std::uint8_t>(~kEncodingAside);
+  const PeerBaselines::Arrival a =
+      aside ? PeerBaselines::Arrival{} : baselines_.receiving(src, keeps);
   if (a.invalid)
     host_.fatal(std::string("vclock: a ") + what +
                 " message whose clock does not follow the differential protocol (do all tools "

@@ -163,8 +163,15 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     ClockValue* up = nullptr;    // what goes towards the tree root (max)
     ClockValue* down = nullptr;  // what comes from it: result, root's clock, prefix
     bool contributed = false;
+    // Contributed as the call was queued (contribute_ahead): its up message
+    // goes aside, and its result goes down only once the engine has reached
+    // the call, so that every message that keeps a baseline leaves in
+    // program order.
+    bool ahead = false;
+    bool reached = false;        // the engine ran the contribution
     bool up_done = false;        // sent on, or the result computed
     bool down_ready = false;
+    bool down_sent = false;      // passed on down the tree
     bool completed = false;
     std::vector<std::vector<std::uint8_t>> early;  // messages before the group was known
   };
@@ -272,6 +279,9 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   bool exec_wait(const Op& op);
   bool exec_wait_ack(const Op& op);
   bool exec_collective(const Op& op, bool complete);
+  // Contributes to a blocking all-to-all over every rank as its call is
+  // queued (collectives.cpp).
+  void contribute_ahead(const CollectiveRef& c);
   bool exec_acquire(const Op& op);
   void exec_release(const Op& op);
   // Sends the order requests and releases of the program queued at
@@ -336,10 +346,13 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   void send_p2p(Rank dst, MsgType type, std::uint16_t flags, QueueId q, std::uint64_t seq,
                 const ClockValue* clock);
   void send_coll(Rank dst, MsgType type, const CollKey& key, const CollState& st,
-                 const ClockValue* clock);
-  // Header then clock, against the pair's baseline where there is one.
+                 const ClockValue* clock, bool aside = false);
+  // Header then clock, against the pair's baseline where there is one;
+  // `aside`: out of program order, in a plain layout that leaves the pair's
+  // baseline alone (kEncodingAside).
   template <class Header>
-  void send_clock_message(Rank dst, const Header& h, const ClockValue* clock);
+  void send_clock_message(Rank dst, const Header& h, const ClockValue* clock,
+                          bool aside = false);
   // The clock that follows a header of `header_bytes`, into a pooled clock.
   ClockValue* read_clock(Rank src, std::span<const std::uint8_t> bytes, std::size_t header_bytes,
                          std::uint8_t encoding, std::uint32_t items, const char* what);
@@ -375,6 +388,8 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   Span up_span(const GroupInfo& g, const CollState& st) const;
   Span down_span(const GroupInfo& g, const CollState& st) const;
   void progress_up(const CollKey& key, CollState& st);
+  // Sends the result down once it is here and may leave (CollState::ahead).
+  void maybe_forward_down(const CollKey& key, CollState& st);
   void progress_prefix(const CollKey& key, CollState& st);
   void forward_down(const CollKey& key, const CollState& st);
   void coll_maybe_erase(const CollKey& key);
@@ -387,6 +402,10 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   VectorClock clock_;
   ClockPool pool_;
   std::uint64_t clocked_calls_ = 0;
+  // This rank's own clock entry as of the last queued program: the clocked
+  // programs queued so far (only they tick it).
+  ClockValue queued_tick_ = 0;
+  bool contribute_ahead_ = true;
 
   std::deque<QueuedProgram> programs_;
   std::deque<Op> ops_;

@@ -629,6 +629,54 @@ TEST_CASE("ring: a commit calls the wake hook exactly when the consumer announce
   CHECK(hooks.wakes.load() == 2);
 }
 
+TEST_CASE("ring: a lazily sleeping consumer is woken for a record waited for, or a full "
+          "sixteenth of the ring, only",
+          "[ring]") {
+  constexpr std::size_t kCap = 4096;
+  Block block(kCap);
+  HookState hooks;
+  ch::RingProducer prod(block.c(), hooks_for(hooks));
+  ch::RingConsumer cons(block.c());
+  auto push = [&](std::uint32_t flags) {
+    REQUIRE(prod.begin(Model::Example, 1, flags, 8));
+    prod.commit();
+  };
+  const std::uint64_t record = vcx::event_record_size(8);
+  // The record that makes the unread part reach a sixteenth wakes it.
+  const std::uint64_t lazy_records = (ch::ring_lazy_wake_bytes(kCap) + record - 1) / record;
+  REQUIRE(lazy_records >= 2);
+
+  REQUIRE(cons.prepare_sleep(true));
+  CHECK(block.c()->consumer_sleeping.load() == ch::kConsumerSleepingLazily);
+  // Records nobody waits for leave it asleep until a sixteenth is unread.
+  for (std::uint64_t i = 1; i < lazy_records; ++i) push(0);
+  CHECK(hooks.wakes.load() == 0);
+  CHECK(block.c()->consumer_sleeping.load() == ch::kConsumerSleepingLazily);
+  push(0);
+  CHECK(hooks.wakes.load() == 1);
+  CHECK(block.c()->consumer_sleeping.load() == ch::kConsumerAwake);
+  cons.end_sleep();
+  while (cons.peek()) cons.pop();
+
+  // A record the application waits for wakes it at once, in either kind.
+  for (const std::uint32_t flags : {std::uint32_t{vcx::kEventNeedsReply},
+                                    std::uint32_t{vcx::kEventAlwaysReply}}) {
+    const std::uint64_t before = hooks.wakes.load();
+    REQUIRE(cons.prepare_sleep(true));
+    push(0);
+    CHECK(hooks.wakes.load() == before);
+    push(flags);
+    CHECK(hooks.wakes.load() == before + 1);
+    cons.end_sleep();
+    while (cons.peek()) cons.pop();
+  }
+
+  // A lazy sleeper still refuses to sleep over unread records.
+  push(0);
+  CHECK_FALSE(cons.prepare_sleep(true));
+  CHECK(block.c()->consumer_sleeping.load() == ch::kConsumerAwake);
+}
+
 TEST_CASE("ring: a consumer sleeping on an eventfd woken by the hook never misses a record",
           "[ring]") {
   constexpr std::uint64_t kBursts = 3000;

@@ -47,6 +47,12 @@ constexpr std::uint64_t kLongestNapNs = 1'000'000;
 // A tool sharing its rank's core polls before sleeping once this many calls
 // wait in its engine (see ToolProcess::run).
 constexpr std::size_t kPollingBacklog = 64;
+// How long a tool sharing its rank's core sleeps at most while the rank's
+// calls wait unread: the rank wakes it only for a call it will wait for or
+// once a sixteenth of the ring is unread, so that a rank making calls does
+// not hand its core to its tool at every call. The lag this adds is bounded
+// by it; so is the wait of a peer for this tool's share of a collective.
+constexpr std::chrono::microseconds kLazySleep{500};
 
 std::uint64_t now_ns() {
   timespec ts;
@@ -747,7 +753,14 @@ int ToolProcess::run() {
     }
     // With its backlog full the tool waits for the peers' messages only.
     const bool watch_app = consumer_ && !backlog_full();
-    if (watch_app && !consumer_->prepare_sleep()) continue;
+    const bool lazily = watch_app && opts_.shared_core && !consumer_->tcp();
+    if (watch_app && !consumer_->prepare_sleep(lazily)) continue;
+    if (lazily && !lazy_pending_) {
+      // A timer still pending from an earlier sleep ends this one soon enough.
+      lazy_pending_ = true;
+      lazy_timer_.expires_after(kLazySleep);
+      lazy_timer_.async_wait([this](const error_code&) { lazy_pending_ = false; });
+    }
     if (!transport_->prepare_sleep()) {
       if (watch_app) consumer_->end_sleep();
       continue;

@@ -106,6 +106,9 @@ class ToolProcess final : public ToolHost {
   ShmTransport* shm_ = nullptr;  // transport_ when it is shared memory (and TCP)
   asio::steady_timer nap_timer_{io_};
   bool nap_pending_ = false;
+  // Ends a lazy sleep (the rank does not wake this tool for every call).
+  asio::steady_timer lazy_timer_{io_};
+  bool lazy_pending_ = false;
   std::shared_ptr<AppListener> app_listener_;
   // The attached application's connection: the Unix socket of the shm
   // channel (wake-up bytes, end of file) or the TCP connection itself.

@@ -27,6 +27,7 @@ RingProducer::RingProducer(ChannelControl* control, ProducerHooks hooks, WaitPol
       head_(control->head.load(std::memory_order_relaxed)),
       pending_head_(head_),
       tail_cache_(control->tail.load(std::memory_order_acquire)),
+      lazy_wake_bytes_(ring_lazy_wake_bytes(control->ring_capacity)),
       hooks_(hooks),
       policy_(policy) {}
 
@@ -93,6 +94,7 @@ void* RingProducer::begin(Model model, std::uint16_t type, std::uint32_t flags,
   h->payload_size = static_cast<std::uint32_t>(payload_size);
   h->seq = seq_ + 1;
   h->call_site = call_site;
+  pending_waited_for_ = (flags & (kEventNeedsReply | kEventAlwaysReply)) != 0;
   pending_head_ += rec;
   return h + 1;
 }
@@ -103,10 +105,16 @@ std::uint64_t RingProducer::commit() noexcept {
   // seq_cst pairs with the consumer's prepare_sleep(): either it sees this
   // record or we see that it sleeps.
   c_->head.store(head_, std::memory_order_seq_cst);
-  if (c_->consumer_sleeping.load(std::memory_order_seq_cst) != 0 &&
-      c_->consumer_sleeping.exchange(0, std::memory_order_seq_cst) != 0 && hooks_.wake_consumer) {
+  const std::uint32_t sleeping = c_->consumer_sleeping.load(std::memory_order_seq_cst);
+  if (sleeping == kConsumerAwake) return seq_;
+  // A lazy sleeper reads this record at its own wake-up, unless the
+  // application is going to wait for it or the unread part grows large.
+  if (sleeping == kConsumerSleepingLazily && !pending_waited_for_ &&
+      head_ - c_->tail.load(std::memory_order_relaxed) < lazy_wake_bytes_)
+    return seq_;
+  if (c_->consumer_sleeping.exchange(kConsumerAwake, std::memory_order_seq_cst) != 0 &&
+      hooks_.wake_consumer)
     hooks_.wake_consumer(hooks_.ctx);
-  }
   return seq_;
 }
 
@@ -192,8 +200,9 @@ void RingConsumer::pop() noexcept {
   }
 }
 
-bool RingConsumer::prepare_sleep() noexcept {
-  c_->consumer_sleeping.store(1, std::memory_order_seq_cst);
+bool RingConsumer::prepare_sleep(bool lazily) noexcept {
+  c_->consumer_sleeping.store(lazily ? kConsumerSleepingLazily : kConsumerSleeping,
+                              std::memory_order_seq_cst);
   if (c_->head.load(std::memory_order_seq_cst) != tail_) {
     // Take the announcement back, unless a producer already claimed it: then
     // its wake-up is on the way and sleeping is right (it returns at once),

@@ -21,7 +21,11 @@ class Consumer {
   const EventHeader* peek() noexcept { return tcp_ ? tcp_->peek() : ring_->peek(); }
   void pop() noexcept { tcp_ ? tcp_->pop() : ring_->pop(); }
   bool empty() noexcept { return tcp_ ? tcp_->empty() : ring_->empty(); }
-  bool prepare_sleep() noexcept { return tcp_ ? tcp_->prepare_sleep() : ring_->prepare_sleep(); }
+  // `lazily`: see RingConsumer::prepare_sleep (the TCP channel wakes the
+  // tool at every record).
+  bool prepare_sleep(bool lazily = false) noexcept {
+    return tcp_ ? tcp_->prepare_sleep() : ring_->prepare_sleep(lazily);
+  }
   void end_sleep() noexcept { tcp_ ? tcp_->end_sleep() : ring_->end_sleep(); }
   void reply(std::uint64_t seq) noexcept { tcp_ ? tcp_->reply(seq) : ring_->reply(seq); }
   void set_tool_state(ToolState s) noexcept {

@@ -73,6 +73,8 @@ class RingProducer {
   std::uint64_t pending_head_ = 0; // head after the record in progress
   std::uint64_t tail_cache_ = 0;
   std::uint64_t seq_ = 0;
+  std::uint64_t lazy_wake_bytes_ = 0;
+  bool pending_waited_for_ = false;  // the record in progress asks for a reply
   ProducerHooks hooks_{};
   WaitPolicy policy_{};
 };
@@ -93,7 +95,11 @@ class RingConsumer {
   // the announcement) if a record arrived meanwhile: do not sleep then. Also
   // returns true when a record arrived but its producer already sent the
   // wake-up: the sleep then ends at once and no wake-up is left over.
-  bool prepare_sleep() noexcept;
+  // `lazily`: the producer wakes the consumer only for a record it will
+  // wait for, or once a sixteenth of the ring is unread
+  // (kConsumerSleepingLazily); the consumer must then wake itself after a
+  // while.
+  bool prepare_sleep(bool lazily = false) noexcept;
   void end_sleep() noexcept;
 
   // Answers event `seq` (and every earlier one): the application may go on.

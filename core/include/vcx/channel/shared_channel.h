@@ -36,7 +36,7 @@ struct alignas(kCacheLine) ChannelControl {
   // Consumer side (tool writes, application reads).
   alignas(kCacheLine) std::atomic<std::uint64_t> tail;  // bytes consumed
   std::atomic<std::uint32_t> space_futex;               // bumped when space frees up
-  std::atomic<std::uint32_t> consumer_sleeping;         // tool sleeps; wake it
+  std::atomic<std::uint32_t> consumer_sleeping;         // ConsumerSleep
 
   // Replies: the highest event seq the tool has answered.
   alignas(kCacheLine) std::atomic<std::uint64_t> replied_seq;
@@ -61,6 +61,21 @@ enum ChannelModeFlags : std::uint32_t {
   // (programs built with the vcx compiler wrappers report them).
   kModeLocalAccesses = 1u << 3,
 };
+
+// What the tool asks of the application while it sleeps.
+enum ConsumerSleep : std::uint32_t {
+  kConsumerAwake = 0,
+  kConsumerSleeping = 1,  // wake it at the next record
+  // Wake it only for a record the application will wait for (a reply, room
+  // in the ring) or once the ring holds ring_lazy_wake_bytes() unread; the
+  // tool wakes itself after a short while otherwise. For tools that share
+  // their rank's core: every wake-up takes the core from the rank.
+  kConsumerSleepingLazily = 2,
+};
+
+inline constexpr std::uint64_t ring_lazy_wake_bytes(std::uint64_t ring_capacity) {
+  return ring_capacity / 16;
+}
 
 enum class ToolState : std::uint32_t {
   Running = 0,
