@@ -48,11 +48,14 @@ constexpr std::uint64_t kLongestNapNs = 1'000'000;
 // wait in its engine (see ToolProcess::run).
 constexpr std::size_t kPollingBacklog = 64;
 // How long a tool sharing its rank's core sleeps at most while the rank's
-// calls wait unread: the rank wakes it only for a call it will wait for or
-// once a sixteenth of the ring is unread, so that a rank making calls does
-// not hand its core to its tool at every call. The lag this adds is bounded
-// by it; so is the wait of a peer for this tool's share of a collective.
-constexpr std::chrono::microseconds kLazySleep{500};
+// calls wait unread, without stalls: the rank wakes it only for a call it
+// will wait for or once a sixteenth of the ring is unread, so that a rank
+// making calls does not hand its core to its tool at every call, and the
+// tool reads and exchanges in batches. The lag this adds is bounded by it;
+// so is the wait of a peer for this tool's part of a signal or collective.
+// Measured in performance.md (step 16): shorter sleeps cost the mini-apps
+// up to 1.6 times their run time, longer ones gain nothing more.
+constexpr std::chrono::milliseconds kLazySleep{20};
 
 std::uint64_t now_ns() {
   timespec ts;
@@ -753,7 +756,9 @@ int ToolProcess::run() {
     }
     // With its backlog full the tool waits for the peers' messages only.
     const bool watch_app = consumer_ && !backlog_full();
-    const bool lazily = watch_app && opts_.shared_core && !consumer_->tcp();
+    // With stalls the rank waits at every wait, and a peer's rank may wait
+    // for this tool's part: no lazy sleep then.
+    const bool lazily = watch_app && opts_.shared_core && opts_.no_stall && !consumer_->tcp();
     if (watch_app && !consumer_->prepare_sleep(lazily)) continue;
     if (lazily && !lazy_pending_) {
       // A timer still pending from an earlier sleep ends this one soon enough.
