@@ -137,10 +137,12 @@ std::vector<SourceLocation> Symbolizer::resolve_inlined_return_address(std::uint
     if (dwarf_tag(&outward[i]) != DW_TAG_inlined_subroutine) continue;
     Dwarf_Attribute attr;
     Dwarf_Word file = 0, line = 0;
+    // A level that does not say where it was called ends the chain: the
+    // levels above it could not be told apart from the call's own line.
     if (dwarf_formudata(dwarf_attr(&outward[i], DW_AT_call_file, &attr), &file) != 0 ||
         dwarf_formudata(dwarf_attr(&outward[i], DW_AT_call_line, &attr), &line) != 0 ||
-        file >= nfiles)
-      continue;
+        file >= nfiles || line == 0)
+      break;
     SourceLocation caller = chain.front();
     const char* name = dwarf_filesrc(files, file, nullptr, nullptr);
     caller.file = name ? name : "";

@@ -138,19 +138,42 @@ bool VclockEngine::init_coll(const CollKey& key, CollState& st) {
 // (fences, barriers, allreduces) travel while the engines are still behind,
 // instead of one round trip between the tools per collective once each
 // engine reaches it. The clocks are the same.
+//
+// At most kMaxAhead of them are open (contributed, not yet reached by the
+// engine) at a time; later ones wait in program order and go as earlier ones
+// are reached. That bounds what the tools hold for the instances in between
+// (partial up clocks at the parents, results below), which without stalls
+// could otherwise be a clock per collective of the whole backlog.
 void VclockEngine::contribute_ahead(const CollectiveRef& c) {
   const auto git = groups_.find(c.group);
   if (git == groups_.end() || git->second.members.size() != width_ ||
       git->second.second_side != 0)
     return;
+  if (ahead_open_ >= kMaxAhead || !ahead_waiting_.empty()) {
+    ahead_waiting_.push_back(AheadContribution{c, queued_tick_});
+    return;
+  }
+  send_ahead(c, queued_tick_);
+}
+
+void VclockEngine::send_ahead(const CollectiveRef& c, ClockValue own_entry) {
   const CollKey key{c.group, c.instance};
   CollState& st = coll_state(key, c.kind, c.root);
   if (!init_coll(key, st) || st.contributed) return;
   st.contributed = true;
   st.ahead = true;
+  ++ahead_open_;
   if (!st.up) st.up = zeroed_clock();
-  st.up[self_.value] = std::max(st.up[self_.value], queued_tick_);
+  st.up[self_.value] = std::max(st.up[self_.value], own_entry);
   progress_up(key, st);
+}
+
+void VclockEngine::send_waiting_ahead() {
+  while (ahead_open_ < kMaxAhead && !ahead_waiting_.empty()) {
+    const AheadContribution next = ahead_waiting_.front();
+    ahead_waiting_.pop_front();
+    send_ahead(next.ref, next.own_entry);
+  }
 }
 
 bool VclockEngine::exec_collective(const Op& op, bool complete) {
@@ -169,8 +192,16 @@ bool VclockEngine::exec_collective(const Op& op, bool complete) {
   const GroupInfo& g = groups_.at(key.group);
 
   if (!complete) {
+    // Still waiting to go ahead: the engine contributes it itself.
+    if (!ahead_waiting_.empty() && ahead_waiting_.front().ref.group == c.group &&
+        ahead_waiting_.front().ref.instance == c.instance)
+      ahead_waiting_.pop_front();
     st.reached = true;
     if (st.contributed) {
+      if (st.ahead) {
+        --ahead_open_;
+        send_waiting_ahead();
+      }
       maybe_forward_down(key, st);  // a result that waited for this engine
       return true;
     }

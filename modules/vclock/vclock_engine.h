@@ -282,6 +282,8 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   // Contributes to a blocking all-to-all over every rank as its call is
   // queued (collectives.cpp).
   void contribute_ahead(const CollectiveRef& c);
+  void send_ahead(const CollectiveRef& c, ClockValue own_entry);
+  void send_waiting_ahead();
   bool exec_acquire(const Op& op);
   void exec_release(const Op& op);
   // Sends the order requests and releases of the program queued at
@@ -406,6 +408,15 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   // programs queued so far (only they tick it).
   ClockValue queued_tick_ = 0;
   bool contribute_ahead_ = true;
+  // Contributions ahead (collectives.cpp): how many are open, and those
+  // queued behind the limit, with the own entry each is to carry.
+  static constexpr std::uint32_t kMaxAhead = 256;
+  struct AheadContribution {
+    CollectiveRef ref;
+    ClockValue own_entry = 0;
+  };
+  std::uint32_t ahead_open_ = 0;
+  std::deque<AheadContribution> ahead_waiting_;
 
   std::deque<QueuedProgram> programs_;
   std::deque<Op> ops_;

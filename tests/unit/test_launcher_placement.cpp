@@ -144,7 +144,7 @@ TEST_CASE("launcher placement: host files and runs across nodes", "[launcher][pl
   REQUIRE(list.error.empty());
   CHECK(list.entries == std::vector<std::string>{"node1:4", "node2", "node1:2"});
   CHECK(list.hosts == std::vector<std::string>{"node1", "node2"});
-  for (const char* bad : {"", "a,,b", ":4", "a, b"})
+  for (const char* bad : {"", "a,,b", ":4", "a, b", "a,b,", ",a", "a:", "a:x", "a:0", "a:4:5"})
     CHECK_THAT(parse_host_list(bad).error, Catch::Contains("-hosts"));
   o.hosts = "localhost:2,127.0.0.1:2";
   CHECK(spans_nodes(o, Environment(), &err));

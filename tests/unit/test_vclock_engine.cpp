@@ -811,6 +811,24 @@ TEST_CASE("engine: blocking all-to-alls over every rank contribute as their call
   }
 }
 
+TEST_CASE("engine: at most 256 all-to-alls are contributed ahead of the engine",
+          "[engine][collective]") {
+  constexpr std::uint64_t kBarriers = 300, kAhead = 256;
+  EngineSim sim(2, 3);
+  sim.register_group_everywhere(kWorld, all_ranks(2));
+  for (std::uint64_t k = 1; k <= kBarriers; ++k) sim.collective(1, coll(kWorld, k));
+  for (std::uint64_t k = 1; k <= kBarriers; ++k) sim.collective(0, coll(kWorld, k));
+  sim.engine(0).run();
+  while (sim.net().deliver_one()) sim.engine(0).run();
+  // Rank 1's engine has not run: the root gets as far as its contributions.
+  CHECK(sim.engine(0).backlog() == kBarriers - kAhead);
+  // As rank 1's engine reaches them, the rest go.
+  sim.drain();
+  REQUIRE(sim.check_finished() == "");
+  CHECK(sim.engine(0).idle());
+  CHECK(sim.engine(1).idle());
+}
+
 TEST_CASE("engine: overlapping groups with interleaved instances", "[engine][collective]") {
   // Two overlapping groups; instances of both are interleaved differently on
   // the shared members (legal: each group's own order is the same everywhere).

@@ -1,10 +1,10 @@
 #include "launcher/hosts.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 namespace vcx::launcher {
 
@@ -18,6 +18,19 @@ bool add_host_entry(const std::string& entry, HostList* out) {
   if (std::find(out->hosts.begin(), out->hosts.end(), host) == out->hosts.end())
     out->hosts.push_back(host);
   return true;
+}
+
+// "host" or "host:slots" with a positive number of slots.
+bool valid_host_entry(const std::string& entry) {
+  if (entry.empty() || entry.find_first_of(" \t") != std::string::npos) return false;
+  const auto colon = entry.find(':');
+  if (colon == 0) return false;
+  if (colon == std::string::npos) return true;
+  const std::string slots = entry.substr(colon + 1);
+  return !slots.empty() && slots.size() <= 9 &&
+         std::all_of(slots.begin(), slots.end(),
+                     [](unsigned char c) { return std::isdigit(c) != 0; }) &&
+         std::stoi(slots) > 0;
 }
 
 }  // namespace
@@ -47,16 +60,20 @@ HostList read_hostfile(const std::string& path) {
 
 HostList parse_host_list(const std::string& list) {
   HostList out;
-  std::stringstream parts(list);
-  std::string entry;
-  while (std::getline(parts, entry, ',')) {
-    if (!add_host_entry(entry, &out) || entry.find_first_of(" \t") != std::string::npos) {
+  // Every comma separates two entries, so "a,,b" and "a,b," have an empty one.
+  std::size_t from = 0;
+  for (;;) {
+    const auto comma = list.find(',', from);
+    const std::string entry =
+        list.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    if (!valid_host_entry(entry) || !add_host_entry(entry, &out)) {
       out.error = "-hosts takes host names separated by commas (a,b or a:4,b:4), not '" +
                   list + "'";
       return out;
     }
+    if (comma == std::string::npos) break;
+    from = comma + 1;
   }
-  if (out.hosts.empty()) out.error = "-hosts names no host";
   return out;
 }
 

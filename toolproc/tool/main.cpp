@@ -166,6 +166,10 @@ int main(int argc, char** argv) {
   // Everything a tool writes (session files, statistics, traces) is the
   // user's alone.
   ::umask(077);
+  // Source lines come from debug info on this node only: a tool that stops
+  // the analysis names the call's line before it tells the other tools,
+  // and must not wait for a debuginfod server meanwhile.
+  ::unsetenv("DEBUGINFOD_URLS");
   ToolOptions opts;
   int exit_code = 0;
   if (!parse(argc, argv, opts, exit_code)) return exit_code;
