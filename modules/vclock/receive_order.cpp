@@ -36,7 +36,7 @@ void VclockEngine::end_receive_order(ReceiveToken t) {
 const ClockValue* VclockEngine::matched_clock(const Receive& r) {
   if (r.matched) return r.matched;
   if (!r.bound) return nullptr;
-  const InQueue& q = in_[r.key];
+  const InQueue& q = queue_of(r.key);
   if (r.pos < q.base) return nullptr;
   const Slot& s = q.slots[r.pos - q.base];
   return s.arrived ? s.clock : nullptr;
@@ -46,7 +46,7 @@ bool VclockEngine::order_ready(const Receive& r) {
   if (!r.bound || r.follows_pending > 0 || r.held) return false;
   // An earlier receive of its queue may still turn out cancelled and move
   // this one to another message.
-  if (!r.matched && !r.merged && held_before(in_[r.key], r.pos)) return false;
+  if (!r.matched && !r.merged && held_before(queue_of(r.key), r.pos)) return false;
   return matched_clock(r) != nullptr;
 }
 

@@ -157,7 +157,7 @@ bool VclockEngine::execute(const Op& op) {
       r->snapshot_taken = true;
       bool needed = true;
       if (r->bound) {
-        const InQueue& q = in_[r->key];
+        const InQueue& q = queue_of(r->key);
         if (r->pos < q.base) {
           needed = false;  // already answered and trimmed
         } else {
@@ -220,7 +220,7 @@ void VclockEngine::bind_receive(ReceiveToken t, Rank src, QueueId queue) {
   if (!r || r->bound) return;
   r->bound = true;
   r->key = PeerQueue{src, queue};
-  InQueue& q = in_[r->key];
+  InQueue& q = queue_of(r->key);
   r->pos = q.next_bind++;
   Slot& s = q.at(r->pos);
   s.receive = t.value;
@@ -246,7 +246,7 @@ void VclockEngine::abandon_receive(ReceiveToken t) {
   if (!r || r->merged) return;
   r->abandoned = true;
   if (!r->bound) return;  // handled when it is bound
-  InQueue& q = in_[r->key];
+  InQueue& q = queue_of(r->key);
   if (r->pos >= q.base) {
     Slot& s = q.at(r->pos);
     s.discard = true;
@@ -281,7 +281,7 @@ void VclockEngine::drop_receive(ReceiveToken t) {
   Receive* r = receives_.get(t.value);
   if (!r) return;
   if (r->bound) {
-    InQueue& q = in_[r->key];
+    InQueue& q = queue_of(r->key);
     // Its hold goes with it; the receives behind it move up before any of
     // them may contribute to what follows them.
     if (r->held) {
@@ -299,14 +299,14 @@ void VclockEngine::hold_receive(ReceiveToken t) {
   Receive* r = receives_.get(t.value);
   if (!r || !r->bound || r->held || r->merged) return;
   r->held = true;
-  in_[r->key].held.push_back(r->pos);
+  queue_of(r->key).held.push_back(r->pos);
 }
 
 void VclockEngine::release_hold(ReceiveToken t) {
   Receive* r = receives_.get(t.value);
   if (!r || !r->held) return;
   r->held = false;
-  auto& h = in_[r->key].held;
+  auto& h = queue_of(r->key).held;
   h.erase(std::find(h.begin(), h.end(), r->pos));
   recheck_followers();
 }
@@ -353,7 +353,7 @@ void VclockEngine::unbind(InQueue& q, std::uint64_t pos) {
 
 void VclockEngine::try_answer(Receive& r, std::uint64_t token) {
   if (!r.bound || !r.snapshot_taken) return;
-  InQueue& q = in_[r.key];
+  InQueue& q = queue_of(r.key);
   if (r.pos < q.base) return;
   Slot& s = q.slots[r.pos - q.base];
   if (!s.arrived || s.answered) {
@@ -406,7 +406,7 @@ bool VclockEngine::exec_wait(const Op& op) {
   Receive* r = receives_.get(op.value);
   if (!r || r->merged) return true;
   if (!r->bound) return false;  // its queue position is not known yet
-  InQueue& q = in_[r->key];
+  InQueue& q = queue_of(r->key);
   if (held_before(q, r->pos)) return false;  // an earlier receive may still vanish
   Slot& s = q.at(r->pos);
   if (!s.arrived) return false;
@@ -569,7 +569,7 @@ void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
 
 void VclockEngine::on_signal(Rank src, const P2PHeader& h, ClockSpan clock) {
   const PeerQueue key{src, QueueId{h.queue_a, h.queue_b}};
-  InQueue& q = in_[key];
+  InQueue& q = queue_of(key);
   if (h.seq < q.base) host_.fatal("vclock: duplicate signal");
   Slot& s = q.at(h.seq);
   s.arrived = true;
@@ -612,7 +612,7 @@ void VclockEngine::on_ack(Rank src, const P2PHeader& h, ClockSpan clock) {
 
 void VclockEngine::on_need_ack(Rank src, const P2PHeader& h) {
   const PeerQueue key{src, QueueId{h.queue_a, h.queue_b}};
-  InQueue& q = in_[key];
+  InQueue& q = queue_of(key);
   if (h.seq < q.base) return;  // answered already
   Slot& s = q.at(h.seq);
   if (s.answered || s.ack_wanted) return;

@@ -437,6 +437,18 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   };
   std::array<SendSeqSlot, 8> send_seq_slots_{};
   std::unordered_map<PeerQueue, InQueue, PeerQueueHash> in_;
+  // in_[key], remembering the last queue asked for: a rank's receives and
+  // signals come mostly from one peer's queue in a row. Entries of in_ are
+  // never erased, and an unordered_map keeps its elements in place.
+  InQueue& queue_of(const PeerQueue& key) {
+    if (!last_queue_ || !(last_queue_key_ == key)) {
+      last_queue_ = &in_[key];
+      last_queue_key_ = key;
+    }
+    return *last_queue_;
+  }
+  InQueue* last_queue_ = nullptr;
+  PeerQueue last_queue_key_{};
   Slab<Receive> receives_;
   struct AckKey {
     PeerQueue key;
