@@ -17,6 +17,7 @@
 
 #include "launcher/paths.h"
 #include "launcher/process.h"
+#include "support/temp_dir.h"
 
 #ifndef VCX_BIN_DIR
 #error "the unit tests are built with VCX_BIN_DIR"
@@ -57,18 +58,7 @@ esac
 exit 0
 )";
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char buf[] = "/tmp/vcx-launcher-flow-XXXXXX";
-    REQUIRE(::mkdtemp(buf) != nullptr);
-    path = buf;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using vcx::test::TempDir;
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);

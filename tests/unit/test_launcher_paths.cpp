@@ -12,31 +12,14 @@
 #include "launcher/launcher.h"
 #include "launcher/paths.h"
 #include "launcher/session.h"
+#include "support/temp_dir.h"
 
 using namespace vcx::launcher;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char buf[] = "/tmp/vcx-launcher-test-XXXXXX";
-    REQUIRE(::mkdtemp(buf) != nullptr);
-    path = buf;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name, const std::string& text = "", int mode = 0644) const {
-    const std::string p = path + "/" + name;
-    fs::create_directories(fs::path(p).parent_path());
-    std::ofstream(p) << text;
-    ::chmod(p.c_str(), static_cast<mode_t>(mode));
-    return p;
-  }
-};
+using vcx::test::TempDir;
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();

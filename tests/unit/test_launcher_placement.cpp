@@ -11,24 +11,14 @@
 #include "launcher/launcher.h"
 #include "launcher/options.h"
 #include "launcher/placement.h"
+#include "support/temp_dir.h"
 
 using namespace vcx::launcher;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/vcx-launcher-test-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return (path / name).string();
-  }
-};
+using vcx::test::TempDir;
 
 std::string shipped_config_dir() { return std::string(VCX_SOURCE_DIR) + "/config"; }
 
@@ -76,25 +66,25 @@ TEST_CASE("launcher placement: the shipped split and shared files", "[launcher][
 TEST_CASE("launcher placement: a placement file of one's own", "[launcher][placement]") {
   TempDir dir;
   const auto own = resolve_placement(
-      dir.write("p.ini", "# mine\nnp = 4\n[placement]\napp-cores = 0,2\ntool-cores = 1-3\n"), "",
+      dir.file("p.ini", "# mine\nnp = 4\n[placement]\napp-cores = 0,2\ntool-cores = 1-3\n"), "",
       kFourCpus);
   REQUIRE(own.ok());
   CHECK(own.placement.app_cores == std::vector<int>{0, 2});
   CHECK(own.placement.tool_cores == std::vector<int>{1, 2, 3});
   // Only the tools bound.
   const auto tools_only =
-      resolve_placement(dir.write("t.ini", "[placement]\ntool-cores = 3\n"), "", kFourCpus);
+      resolve_placement(dir.file("t.ini", "[placement]\ntool-cores = 3\n"), "", kFourCpus);
   REQUIRE(tools_only.ok());
   CHECK(tools_only.placement.app_cores.empty());
   CHECK(tools_only.placement.tool_cores == std::vector<int>{3});
 
-  CHECK_THAT(resolve_placement(dir.write("typo.ini", "[placement]\napp-core = 1\n"), "", kFourCpus)
+  CHECK_THAT(resolve_placement(dir.file("typo.ini", "[placement]\napp-core = 1\n"), "", kFourCpus)
                  .error,
              Catch::Contains("unknown key 'app-core'"));
   CHECK_THAT(
-      resolve_placement(dir.write("bad.ini", "[placement]\napp-cores = 2-1\n"), "", kFourCpus).error,
+      resolve_placement(dir.file("bad.ini", "[placement]\napp-cores = 2-1\n"), "", kFourCpus).error,
       Catch::Contains("app-cores"));
-  CHECK_THAT(resolve_placement((dir.path / "missing.ini").string(), "", kFourCpus).error,
+  CHECK_THAT(resolve_placement(dir.at("missing.ini"), "", kFourCpus).error,
              Catch::Contains("cannot read the placement file"));
 }
 
@@ -116,19 +106,19 @@ TEST_CASE("launcher placement: binding options per launcher", "[launcher][placem
 TEST_CASE("launcher placement: host files and runs across nodes", "[launcher][placement]") {
   TempDir dir;
   const auto two = read_hostfile(
-      dir.write("h", "# cluster\nnode1:4\n\n  node2 # second\nnode1:2\n"));
+      dir.file("h", "# cluster\nnode1:4\n\n  node2 # second\nnode1:2\n"));
   REQUIRE(two.error.empty());
   CHECK(two.hosts == std::vector<std::string>{"node1", "node2"});
-  CHECK_THAT(read_hostfile(dir.write("empty", "# nothing\n\n")).error,
+  CHECK_THAT(read_hostfile(dir.file("empty", "# nothing\n\n")).error,
              Catch::Contains("names no host"));
-  CHECK_THAT(read_hostfile((dir.path / "missing").string()).error,
+  CHECK_THAT(read_hostfile(dir.at("missing")).error,
              Catch::Contains("cannot read the host file"));
 
   std::string err;
   LaunchOptions o;
-  o.hostfile = dir.write("one", "node1:4\n");
+  o.hostfile = dir.file("one", "node1:4\n");
   CHECK_FALSE(spans_nodes(o, Environment(), &err));
-  o.hostfile = (dir.path / "h").string();
+  o.hostfile = dir.at("h");
   CHECK(spans_nodes(o, Environment(), &err));
   // The host file that the multi-node integration tests use.
   o.hostfile = std::string(VCX_SOURCE_DIR) + "/tests/integration/hosts-two-local.txt";
@@ -224,7 +214,7 @@ TEST_CASE("launcher settings: new flags and their errors", "[launcher]") {
 
 TEST_CASE("launcher settings: command line over environment over config file", "[launcher]") {
   TempDir dir;
-  const std::string cfg = dir.write("run.ini",
+  const std::string cfg = dir.file("run.ini",
                                     "np = 3\nplacement = shared\nchannel = tcp\ntransport = mpi\n"
                                     "no-stall = true\nhostfile = hosts.txt\nmodules = a,b\n");
   // The file alone.
@@ -236,7 +226,7 @@ TEST_CASE("launcher settings: command line over environment over config file", "
   CHECK(f.options.stall == "never");
   CHECK(f.options.extra_modules == std::vector<std::string>{"a", "b"});
   // A relative host file is taken from the config file's directory.
-  CHECK(f.options.hostfile == (dir.path / "hosts.txt").string());
+  CHECK(f.options.hostfile == dir.at("hosts.txt"));
 
   // The environment wins over the file, the command line over both.
   const Environment env({"VCX_CHANNEL=shm", "VCX_TRANSPORT=tcp", "VCX_NP=2",
@@ -265,18 +255,18 @@ TEST_CASE("launcher settings: command line over environment over config file", "
              Catch::Contains("VCX_NO_STALL must be 1 or 0"));
 
   // Errors name the file.
-  CHECK_THAT(parse_command_line({"-n", "1", "--config", dir.write("bad.ini", "colour = red\n"),
+  CHECK_THAT(parse_command_line({"-n", "1", "--config", dir.file("bad.ini", "colour = red\n"),
                                  "p"})
                  .error,
              Catch::Contains("bad.ini"));
   CHECK_THAT(
-      parse_command_line({"-n", "1", "--config", (dir.path / "none.ini").string(), "p"}).error,
+      parse_command_line({"-n", "1", "--config", dir.at("none.ini"), "p"}).error,
       Catch::Contains("cannot read the config file"));
 }
 
 TEST_CASE("launcher settings: a config file with a [placement] section places", "[launcher]") {
   TempDir dir;
-  const std::string cfg = dir.write("run.ini", "[placement]\napp-cores = 0\ntool-cores = 1\n");
+  const std::string cfg = dir.file("run.ini", "[placement]\napp-cores = 0\ntool-cores = 1\n");
   auto r = parse_command_line({"-n", "2", "--config", cfg, "./app"});
   REQUIRE(r.ok());
   CHECK(r.options.placement == cfg);

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "launcher/process.h"
+#include "support/temp_dir.h"
 
 using namespace vcx::launcher;
 using namespace std::chrono_literals;
@@ -20,18 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char buf[] = "/tmp/vcx-launcher-test-XXXXXX";
-    REQUIRE(::mkdtemp(buf) != nullptr);
-    path = buf;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using vcx::test::TempDir;
 
 SpawnRequest sh(const std::string& script) {
   SpawnRequest r;

@@ -5,27 +5,14 @@
 #include <fstream>
 
 #include "launcher/stats.h"
+#include "support/temp_dir.h"
 
 using namespace vcx::launcher;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char buf[] = "/tmp/vcx-launcher-test-XXXXXX";
-    REQUIRE(::mkdtemp(buf) != nullptr);
-    path = buf;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  void file(const std::string& name, const std::string& text) const {
-    std::ofstream(path + "/" + name) << text;
-  }
-};
+using vcx::test::TempDir;
 
 std::string text_of(const JsonObject& o, const std::string& key) {
   const auto it = o.find(key);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "vcx/session_rendezvous.h"
+#include "support/temp_dir.h"
 
 using vcx::Rendezvous;
 using vcx::rendezvous_in_session;
@@ -19,15 +20,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/vcx-rendezvous-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
+using vcx::test::TempDir;
 
 // Runs `size` tools as threads, tool t starting after delay(t); failing
 // tools give `why-t` instead of an endpoint.

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "vcx/shm_transport.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -36,15 +37,7 @@ using namespace std::chrono_literals;
 constexpr std::size_t kSmallRing = 4096;
 const std::string kToken = "0123456789abcdef0123456789abcdef";
 
-struct TempDir {
-  TempDir() {
-    char pattern[] = "/tmp/vcx-shmtr-XXXXXX";
-    REQUIRE(::mkdtemp(pattern) != nullptr);
-    path = pattern;
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::string path;
-};
+using vcx::test::TempDir;
 
 struct Message {
   Rank src;

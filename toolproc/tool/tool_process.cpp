@@ -626,12 +626,8 @@ void ToolProcess::abort_all(const std::string& why, bool logged) {
 namespace {
 // Whether a source file is one of vcx's annotation headers.
 bool is_annotation_header(const std::string& file) {
-  for (const char* header : {"vcx/annotate.h", "vcx/annotate_shmem.h"}) {
-    const std::string tail = std::string("/") + header;
-    if (file == header || (file.size() > tail.size() &&
-                           file.compare(file.size() - tail.size(), tail.size(), tail) == 0))
-      return true;
-  }
+  for (const std::string header : {"vcx/annotate.h", "vcx/annotate_shmem.h"})
+    if (file == header || file.ends_with("/" + header)) return true;
   return false;
 }
 
