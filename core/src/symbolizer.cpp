@@ -184,4 +184,20 @@ SourceLocation Symbolizer::lookup(std::uint64_t address) {
   return l;
 }
 
+namespace {
+// Whether a source file is one of vcx's annotation headers.
+bool is_annotation_header(const std::string& file) {
+  for (const std::string header : {"vcx/annotate.h", "vcx/annotate_shmem.h"})
+    if (file == header || file.ends_with("/" + header)) return true;
+  return false;
+}
+}  // namespace
+
+SourceLocation Symbolizer::resolve_program_call(std::uint64_t address) {
+  const auto chain = resolve_inlined_return_address(address);
+  for (const SourceLocation& l : chain)
+    if (!is_annotation_header(l.file)) return l;
+  return chain.front();
+}
+
 }  // namespace vcx

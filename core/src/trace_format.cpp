@@ -31,6 +31,15 @@ bool get_u64(const std::uint8_t*& p, const std::uint8_t* end, std::uint64_t& v) 
   return true;
 }
 
+// Signed differences as unsigned varints: 0, -1, 1, -2, ... -> 0, 1, 2, 3, ...
+std::uint64_t zigzag(std::uint64_t from, std::uint64_t to) {
+  const auto d = static_cast<std::int64_t>(to - from);
+  return (static_cast<std::uint64_t>(d) << 1) ^ static_cast<std::uint64_t>(d >> 63);
+}
+std::uint64_t unzigzag(std::uint64_t base, std::uint64_t z) {
+  return base + ((z >> 1) ^ (~(z & 1) + 1));
+}
+
 }  // namespace
 
 std::uint8_t* put_varint(std::uint8_t* p, std::uint64_t v) noexcept {
@@ -62,6 +71,8 @@ const std::uint8_t* get_varint(const std::uint8_t* p, const std::uint8_t* end,
 std::string rank_file_name(Rank rank) {
   return "rank-" + std::to_string(rank.value) + kFileSuffix;
 }
+
+std::string rank_maps_name(Rank rank) { return "rank-" + std::to_string(rank.value) + ".maps"; }
 
 bool list_rank_files(const std::string& dir, std::vector<RankFile>& out, std::string* error) {
   namespace fs = std::filesystem;
@@ -128,7 +139,9 @@ bool Writer::open(const std::string& path, Rank rank, std::uint32_t world_size,
   written_ = 0;
   prev_clock_.assign(world_size, 0);
   next_seq_ = 0;
+  prev_event_ = prev_time_event_ = prev_enter_ = 0;
   refs_.clear();
+  sites_.clear();
 
   FileHeader h{};
   std::memcpy(h.magic, kMagic, sizeof h.magic);
@@ -207,8 +220,9 @@ void Writer::append(const ClockedCall& call) {
     for (std::size_t i = 0; i < n; ++i) changed += value(i) != 0;
   }
 
-  const std::size_t bound = 1 + kMaxVarintBytes * 3 + call.peers.size() * 5 + 8 + 8 +
-                            kMaxVarintBytes + changed * (5 + kMaxVarintBytes);
+  const std::size_t bound = 1 + kMaxVarintBytes * 5 + call.peers.size() * 5 + 8 + 8 +
+                            kMaxVarintBytes + changed * (5 + kMaxVarintBytes) +
+                            call.messages.size() * (3 * kMaxVarintBytes + 8);
   std::uint8_t* payload = reserve(kFrameHeadRoom + bound) + kFrameHeadRoom;
   std::uint8_t* p = payload;
   std::uint8_t& flags = *p++;
@@ -218,6 +232,13 @@ void Writer::append(const ClockedCall& call) {
     p = put_varint(p, call.seq);
   }
   next_seq_ = call.seq + 1;
+  if (call.event_seq >= prev_event_) {
+    p = put_varint(p, call.event_seq - prev_event_);
+  } else {
+    flags |= kCallEventExplicit;
+    p = put_varint(p, call.event_seq);
+  }
+  prev_event_ = call.event_seq;
   p = put_varint(p, ref);
   p = put_varint(p, call.peers.size());
   for (Rank r : call.peers) p = put_varint(p, r.value);
@@ -244,7 +265,54 @@ void Writer::append(const ClockedCall& call) {
     prev_clock_[i] = v;
     next_index = i + 1;
   }
+  if (!call.messages.empty()) {
+    flags |= kCallHasMessages;
+    p = put_varint(p, call.messages.size());
+    for (const MessageEnd& m : call.messages) {
+      const bool other_comm = m.queue.a != call.queue.a;
+      p = put_varint(p, (std::uint64_t{m.peer.value} << 2) | (m.sent ? 2u : 0u) |
+                            (other_comm ? 1u : 0u));
+      if (other_comm) put_u64(p, m.queue.a);
+      p = put_varint(p, m.queue.b);
+      p = put_varint(p, m.position);
+    }
+  }
   commit_frame(FrameTag::Call, payload, p);
+}
+
+void Writer::append_time(const EventTime& t) {
+  if (fd_ < 0 || failed() || t.event_seq <= prev_time_event_) return;
+  std::uint64_t site = 0;
+  if (t.call_site != 0) {
+    auto [it, added] = sites_.try_emplace(t.call_site, static_cast<std::uint32_t>(sites_.size()));
+    if (added) {
+      std::uint8_t* payload = reserve(kFrameHeadRoom + kMaxVarintBytes + 8) + kFrameHeadRoom;
+      std::uint8_t* p = put_varint(payload, it->second);
+      put_u64(p, t.call_site);
+      commit_frame(FrameTag::Site, payload, p);
+    }
+    site = std::uint64_t{it->second} + 1;
+  }
+  std::uint8_t* payload = reserve(kFrameHeadRoom + 4 * kMaxVarintBytes) + kFrameHeadRoom;
+  std::uint8_t* p = payload;
+  p = put_varint(p, t.event_seq - prev_time_event_);
+  p = put_varint(p, zigzag(prev_enter_, t.enter_ns));
+  p = put_varint(p, t.previous_leave_ns ? 1 + zigzag(prev_enter_, t.previous_leave_ns) : 0);
+  p = put_varint(p, site);
+  commit_frame(FrameTag::Time, payload, p);
+  prev_time_event_ = t.event_seq;
+  prev_enter_ = t.enter_ns;
+}
+
+void Writer::append_group(GroupId id, std::span<const Rank> members) {
+  if (fd_ < 0 || failed()) return;
+  std::uint8_t* payload =
+      reserve(kFrameHeadRoom + 8 + kMaxVarintBytes + members.size() * 5) + kFrameHeadRoom;
+  std::uint8_t* p = payload;
+  put_u64(p, id.value);
+  p = put_varint(p, members.size());
+  for (Rank r : members) p = put_varint(p, r.value);
+  commit_frame(FrameTag::Group, payload, p);
 }
 
 void Writer::write_all(const std::uint8_t* p, std::size_t n) {
@@ -307,6 +375,12 @@ bool Reader::open(const std::string& path, std::string* error) {
   error_.clear();
   names_.clear();
   next_seq_ = 0;
+  prev_event_ = prev_time_event_ = prev_enter_ = 0;
+  sites_.clear();
+  groups_.clear();
+  timed_ = false;
+  times_.clear();
+  pending_.clear();
   auto fail = [&](const std::string& why) {
     if (error) *error = why;
     if (file_) std::fclose(file_);
@@ -351,6 +425,40 @@ bool Reader::read_failed() {
 }
 
 bool Reader::next(Record& out) {
+  for (;;) {
+    if (!pending_.empty() && (done_ || front_ready())) {
+      deliver(out);
+      return true;
+    }
+    if (!read_frame()) {
+      // Calls before a bad or cut frame stay readable, without what it held.
+      if (pending_.empty()) return false;
+      deliver(out);
+      return true;
+    }
+  }
+}
+
+// A call's times are in the Time frame of its event, which comes before the
+// call, and its return time in the next Time frame. A call whose event has
+// no Time frame before it has no times at all.
+bool Reader::front_ready() const {
+  return times_.empty() || times_.back().event != pending_.front().event;
+}
+
+void Reader::deliver(Record& out) {
+  Record& f = pending_.front();
+  while (!times_.empty() && times_.front().event < f.event) times_.pop_front();
+  if (!times_.empty() && times_.front().event == f.event) {
+    f.enter_ns = times_.front().enter;
+    f.leave_ns = times_.front().leave;
+    f.call_site = times_.front().site;
+  }
+  std::swap(out, f);
+  pending_.pop_front();
+}
+
+bool Reader::read_frame() {
   while (file_ && !done_) {
     if (!fill(1)) {
       if (std::ferror(file_)) return read_failed();
@@ -372,7 +480,8 @@ bool Reader::next(Record& out) {
     if (!payload) return corrupt("bad frame length");
     if (len > kMaxFrameLength) return corrupt("frame length " + std::to_string(len));
     const auto tag = static_cast<FrameTag>(p[0]);
-    if (tag != FrameTag::Definition && tag != FrameTag::Call)
+    if (tag != FrameTag::Definition && tag != FrameTag::Call && tag != FrameTag::Time &&
+        tag != FrameTag::Site && tag != FrameTag::Group)
       return corrupt("unknown frame tag " + std::to_string(p[0]));
     const std::size_t head = static_cast<std::size_t>(payload - p);
     const std::size_t total = head + static_cast<std::size_t>(len);
@@ -384,13 +493,70 @@ bool Reader::next(Record& out) {
     p = buf_.data() + pos_;
     const std::uint8_t* b = p + head;
     const std::uint8_t* e = p + total;
-    bool ok = tag == FrameTag::Definition ? parse_definition(b, e) : parse_call(b, e, out);
+    bool ok = false;
+    switch (tag) {
+      case FrameTag::Definition: ok = parse_definition(b, e); break;
+      case FrameTag::Call: ok = parse_call(b, e, scratch_); break;
+      case FrameTag::Time: ok = parse_time(b, e); break;
+      case FrameTag::Site: ok = parse_site(b, e); break;
+      case FrameTag::Group: ok = parse_group(b, e); break;
+    }
     if (!ok) return false;
     pos_ += total;
     frame_offset_ += total;
-    if (tag == FrameTag::Call) return true;
+    if (tag == FrameTag::Call) {
+      pending_.emplace_back();
+      std::swap(pending_.back(), scratch_);
+    }
+    return true;
   }
   return false;
+}
+
+bool Reader::parse_time(const std::uint8_t* p, const std::uint8_t* end) {
+  std::uint64_t gap = 0, enter = 0, leave = 0, site = 0;
+  if (!(p = get_varint(p, end, gap)) || !(p = get_varint(p, end, enter)) ||
+      !(p = get_varint(p, end, leave)) || !(p = get_varint(p, end, site)))
+    return corrupt("short time record");
+  if (p != end) return corrupt("trailing bytes in time record");
+  if (gap == 0) return corrupt("time record of an event already timed");
+  if (site > sites_.size()) return corrupt("undefined call site " + std::to_string(site - 1));
+  if (leave != 0 && !times_.empty() && times_.back().event == prev_time_event_)
+    times_.back().leave = unzigzag(prev_enter_, leave - 1);
+  const Times t{prev_time_event_ + gap, unzigzag(prev_enter_, enter), 0,
+                site ? sites_[site - 1] : 0};
+  times_.push_back(t);
+  prev_time_event_ = t.event;
+  prev_enter_ = t.enter;
+  timed_ = true;
+  return true;
+}
+
+bool Reader::parse_group(const std::uint8_t* p, const std::uint8_t* end) {
+  std::uint64_t id = 0, count = 0;
+  if (!get_u64(p, end, id) || !(p = get_varint(p, end, count)) ||
+      count > static_cast<std::uint64_t>(end - p))
+    return corrupt("bad group definition");
+  std::vector<Rank> members;
+  members.reserve(static_cast<std::size_t>(count));
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::uint64_t r = 0;
+    if (!(p = get_varint(p, end, r)) || r >= header_.world_size)
+      return corrupt("bad group member");
+    members.push_back(Rank{static_cast<std::uint32_t>(r)});
+  }
+  if (p != end) return corrupt("trailing bytes in group definition");
+  groups_[id] = std::move(members);
+  return true;
+}
+
+bool Reader::parse_site(const std::uint8_t* p, const std::uint8_t* end) {
+  std::uint64_t ref = 0, address = 0;
+  if (!(p = get_varint(p, end, ref)) || !get_u64(p, end, address) || p != end)
+    return corrupt("bad call-site definition");
+  if (ref != sites_.size()) return corrupt("call site defined out of order");
+  sites_.push_back(address);
+  return true;
 }
 
 bool Reader::parse_definition(const std::uint8_t* p, const std::uint8_t* end) {
@@ -412,6 +578,9 @@ bool Reader::parse_call(const std::uint8_t* p, const std::uint8_t* end, Record& 
   if (flags & ~kCallKnownFlags) return corrupt("unknown flags");
   std::uint64_t seq = next_seq_;
   if ((flags & kCallSeqExplicit) && !(p = get_varint(p, end, seq))) return corrupt("bad seq");
+  std::uint64_t event = 0;
+  if (!(p = get_varint(p, end, event))) return corrupt("bad event");
+  if (!(flags & kCallEventExplicit)) event += prev_event_;
   std::uint64_t ref = 0, npeers = 0;
   if (!(p = get_varint(p, end, ref))) return corrupt("bad call reference");
   if (ref >= names_.size()) return corrupt("undefined call reference " + std::to_string(ref));
@@ -447,12 +616,34 @@ bool Reader::parse_call(const std::uint8_t* p, const std::uint8_t* end, Record& 
     out.clock[i] += delta;
     next_index = i + 1;
   }
+  out.messages.clear();
+  if (flags & kCallHasMessages) {
+    std::uint64_t count = 0;
+    if (!(p = get_varint(p, end, count)) || count > static_cast<std::uint64_t>(end - p))
+      return corrupt("bad message count");
+    for (std::uint64_t k = 0; k < count; ++k) {
+      std::uint64_t head = 0;
+      MessageEnd m;
+      if (!(p = get_varint(p, end, head)) || (head >> 2) >= header_.world_size)
+        return corrupt("bad message");
+      m.peer = Rank{static_cast<std::uint32_t>(head >> 2)};
+      m.sent = (head & 2) != 0;
+      m.queue.a = out.queue.a;
+      if ((head & 1) && !get_u64(p, end, m.queue.a)) return corrupt("bad message queue");
+      if (!(p = get_varint(p, end, m.queue.b)) || !(p = get_varint(p, end, m.position)))
+        return corrupt("bad message");
+      out.messages.push_back(m);
+    }
+  }
   if (p != end) return corrupt("trailing bytes in call record");
 
   clock_.assign(out.clock.begin(), out.clock.end());
   next_seq_ = seq + 1;
+  prev_event_ = event;
   const Name& name = names_[ref];
   out.seq = seq;
+  out.event = event;
+  out.enter_ns = out.leave_ns = out.call_site = 0;
   out.call.assign(name.text);
   out.model = name.model;
   out.call_id = name.call;

@@ -1,5 +1,8 @@
-// The trace module: writes every clocked call of this rank to
-// <trace.dir>/rank-<R>.vcxt (format in vcx/trace_format.h).
+// The trace module: writes every clocked call of this rank, and the times and
+// call sites of the application's events, to <trace.dir>/rank-<R>.vcxt
+// (format in vcx/trace_format.h); the application's memory map goes beside it
+// (rank-<R>.maps) so that vcx-trace can name the call sites' source lines
+// after the run.
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -8,8 +11,10 @@
 #include <memory>
 #include <string>
 
+#include "vcx/atomic_file.h"
 #include "vcx/exchange.h"
 #include "vcx/plugin.h"
+#include "vcx/symbolizer.h"
 #include "vcx/trace_format.h"
 
 namespace vcx {
@@ -41,6 +46,7 @@ class TraceModule final : public Plugin, public ClockedCallObserver {
   bool open(const std::string& dir, std::string* error) {
     reported_ = true;  // failures here go to *error, not to stderr
     if (!make_dirs(dir, error)) return false;
+    dir_ = dir;
     path_ = dir + "/" + trace::rank_file_name(host_.rank());
     if (!writer_.open(path_, host_.rank(), host_.world_size(), error)) {
       *error = "trace: " + *error;
@@ -60,6 +66,17 @@ class TraceModule final : public Plugin, public ClockedCallObserver {
       named.call_name = host_.call_name(static_cast<std::uint8_t>(call.model), call.call);
       writer_.append(named);
     }
+    report_failure();
+  }
+
+  void on_group(GroupId id, std::span<const Rank> members) override {
+    writer_.append_group(id, members);
+    report_failure();
+  }
+
+  void on_event_time(const EventTime& t) override {
+    if (!maps_written_) write_maps();
+    writer_.append_time(t);
     report_failure();
   }
 
@@ -83,8 +100,22 @@ class TraceModule final : public Plugin, public ClockedCallObserver {
                  writer_.error().c_str(), host_.rank().value);
   }
 
+  // Once, while the application runs: the objects its call sites are in.
+  void write_maps() {
+    maps_written_ = true;
+    const std::string maps = process_maps(host_.app_pid());
+    if (maps.empty()) return;
+    const std::string path = dir_ + "/" + trace::rank_maps_name(host_.rank());
+    std::string error;
+    if (!write_file_atomically(path, maps, &error))
+      std::fprintf(stderr, "vcx: trace: %s; call sites of rank %u stay unresolved\n",
+                   error.c_str(), host_.rank().value);
+  }
+
   ToolHost& host_;
+  std::string dir_;
   std::string path_;
+  bool maps_written_ = false;
   trace::Writer writer_;
   bool reported_ = false;
 };
@@ -114,7 +145,7 @@ const PluginDescriptor kDescriptor = {
     "writes every clocked call with its vector clock to a per-rank binary trace",
     kOptions,
     &create,
-    0,  // needs nothing of the run (no stalls)
+    kNeedsTimestamps,
 };
 
 }  // namespace

@@ -34,6 +34,7 @@ void VclockEngine::register_group(GroupId id, std::span<const Rank> members,
   g.second_side = second_side;
   for (std::size_t i = 0; i < g.members.size(); ++i)
     if (g.members[i] == self_) g.self_pos = static_cast<std::int64_t>(i);
+  for (ClockedCallObserver* o : observers_) o->on_group(id, g.members);
   // Messages that arrived before the group was known can be routed now.
   std::vector<CollKey> waiting;
   for (auto& [key, st] : collectives_)

@@ -79,6 +79,7 @@ void VclockEngine::run_programs() {
       pc_ = 0;
       need_ack_sent_ = false;
       peers_.clear();
+      messages_.clear();
       call_group_ = GroupId{};
       call_queue_ = QueueId{};
       if (p.clocked) clock_.tick(self_);
@@ -113,6 +114,7 @@ void VclockEngine::finish_program(const QueuedProgram& p) {
     ClockedCall call;
     call.rank = self_;
     call.seq = clocked_calls_++;
+    call.event_seq = p.event_seq;
     call.model = p.model;
     call.call = p.call;
     call.call_name = host_.call_name(static_cast<std::uint8_t>(p.model), p.call);
@@ -122,6 +124,7 @@ void VclockEngine::finish_program(const QueuedProgram& p) {
     call.peers = peers_;
     call.group = call_group_;
     call.queue = call_queue_;
+    call.messages = messages_;
     call.clock = clock_.view();
     for (ClockedCallObserver* o : observers_) o->on_clocked_call(call);
     maybe_sweep_flags();
@@ -147,6 +150,7 @@ bool VclockEngine::execute(const Op& op) {
       for (ClockedCallObserver* o : signal_observers_)
         o->on_signal_sent(op.peer, op.queue, op.value);
       peers_.push_back(op.peer);
+      messages_.push_back(MessageEnd{op.peer, true, op.queue, op.value});
       if (call_queue_ == QueueId{}) call_queue_ = op.queue;
       return true;
     case OpKind::Wait:
@@ -417,6 +421,7 @@ bool VclockEngine::exec_wait(const Op& op) {
   s.merged = true;
   r->merged = true;
   peers_.push_back(r->key.peer);
+  messages_.push_back(MessageEnd{r->key.peer, false, r->key.queue, r->pos});
   if (call_queue_ == QueueId{}) call_queue_ = r->key.queue;
   trim(q);
   maybe_release_receive(op.value);

@@ -424,6 +424,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   std::size_t pc_ = 0;
   bool need_ack_sent_ = false;
   std::vector<Rank> peers_;
+  std::vector<MessageEnd> messages_;  // of the call being run
   GroupId call_group_{};
   QueueId call_queue_{};
 

@@ -221,7 +221,7 @@ TEST_CASE("ring: max_payload is a quarter of the ring and is enforced", "[ring]"
     ch::RingConsumer cons(block.c());
     const std::size_t maxp = prod.max_payload();
     INFO("capacity " << cap);
-    CHECK(vcx::event_record_size(maxp) == cap / 4);
+    CHECK(vcx::event_record_size(maxp, vcx::kEventTimed) == cap / 4);
 
     CHECK(prod.begin(Model::Example, 1, 0, maxp + 1) == nullptr);
     CHECK(block.c()->head.load() == 0);
@@ -250,6 +250,44 @@ TEST_CASE("ring: max_payload is a quarter of the ring and is enforced", "[ring]"
     CHECK(h->size == sizeof(EventHeader));
     CHECK(h->payload_size == 0);
   }
+}
+
+TEST_CASE("ring: a timed record carries its timing after the payload", "[ring]") {
+  Block block(4096);
+  ch::RingProducer prod(block.c(), {});
+  ch::RingConsumer cons(block.c());
+  // Payload sizes of every alignment, the largest, and wrapping many times.
+  const std::size_t sizes[] = {0, 1, 7, 8, 9, 13, 16, 100, prod.max_payload()};
+  std::uint64_t seq = 0;
+  for (int round = 0; round < 40; ++round) {
+    for (std::size_t n : sizes) {
+      auto* p = static_cast<std::uint8_t*>(prod.begin(Model::Example, 3, vcx::kEventTimed, n));
+      REQUIRE(p != nullptr);
+      std::memset(p, 0xab, n);
+      const vcx::EventTiming t{1000 + seq, 2000 + seq};
+      std::memcpy(p + vcx::timed_payload_offset(n), &t, sizeof t);
+      REQUIRE(prod.commit() == ++seq);
+      const EventHeader* h = cons.peek();
+      REQUIRE(h != nullptr);
+      INFO("payload " << n);
+      REQUIRE(h->payload_size == n);
+      REQUIRE(h->size == vcx::event_record_size(n, vcx::kEventTimed));
+      const vcx::EventTiming* got = vcx::event_timing(*h);
+      REQUIRE(got != nullptr);
+      CHECK(got->enter_ns == 1000 + seq - 1);
+      CHECK(got->previous_leave_ns == 2000 + seq - 1);
+      if (n) CHECK(reinterpret_cast<const std::uint8_t*>(h + 1)[n - 1] == 0xab);
+      cons.pop();
+    }
+  }
+  // An untimed record has none, nor has one whose size cannot hold it.
+  REQUIRE(prod.begin(Model::Example, 3, 0, 8) != nullptr);
+  prod.commit();
+  CHECK(vcx::event_timing(*cons.peek()) == nullptr);
+  EventHeader forged{};
+  forged.flags = vcx::kEventTimed;
+  forged.size = sizeof forged + 8;
+  CHECK(vcx::event_timing(forged) == nullptr);
 }
 
 // ---------------------------------------------------------------------------

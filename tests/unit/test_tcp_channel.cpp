@@ -150,7 +150,7 @@ TEST_CASE("tcp channel: records arrive once, in order, intact, across wrap-aroun
   ch::TcpProducer prod(pair.app, kCap, {}, no_spin());
   ch::TcpConsumer cons(pair.tool, kCap);
   const std::size_t maxp = prod.max_payload();
-  CHECK(vcx::event_record_size(maxp) == kCap / 4);  // the same limit as the shared ring
+  CHECK(vcx::event_record_size(maxp, vcx::kEventTimed) == kCap / 4);  // as the shared ring
 
   LayoutModel layout{kCap};
   std::string producer_error;
@@ -685,7 +685,8 @@ TEST_CASE("tcp attach: an application in another process, with replies it sleeps
   ListeningTool tool(ch::ChannelKind::Tcp);
   tool.ring = 8192;
   const std::string dir = tool.dir.path();
-  const std::size_t maxp = tool.ring / 4 - sizeof(EventHeader);  // as the producer's
+  const std::size_t maxp =
+      tool.ring / 4 - sizeof(EventHeader) - sizeof(vcx::EventTiming);  // as the producer's
 
   // Forked before the tool's loop thread starts; the child uses only the channel.
   const pid_t child = ::fork();

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -49,6 +50,7 @@ class TempDir {
 // A clocked call that owns what ClockedCall only points at.
 struct Call {
   std::uint64_t seq = 0;
+  std::uint64_t event = 0;
   Model model = Model::Mpi;
   std::uint16_t call = 0;
   std::string name;
@@ -56,11 +58,13 @@ struct Call {
   GroupId group{};
   QueueId queue{};
   std::vector<ClockValue> clock;
+  std::vector<MessageEnd> messages;
 
   ClockedCall view(Rank rank) const {
     ClockedCall c;
     c.rank = rank;
     c.seq = seq;
+    c.event_seq = event;
     c.model = model;
     c.call = call;
     c.call_name = name.c_str();
@@ -68,12 +72,22 @@ struct Call {
     c.group = group;
     c.queue = queue;
     c.clock = clock;
+    c.messages = messages;
     return c;
   }
 };
 
+bool same_messages(const std::vector<MessageEnd>& a, const std::vector<MessageEnd>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const MessageEnd& x, const MessageEnd& y) {
+                      return x.peer == y.peer && x.sent == y.sent && x.queue == y.queue &&
+                             x.position == y.position;
+                    });
+}
+
 void require_same(const trace::Record& got, const Call& want) {
   REQUIRE(got.seq == want.seq);
+  REQUIRE(got.event == want.event);
   REQUIRE(got.call == want.name);
   REQUIRE(got.model == static_cast<std::uint8_t>(want.model));
   REQUIRE(got.call_id == want.call);
@@ -81,6 +95,7 @@ void require_same(const trace::Record& got, const Call& want) {
   REQUIRE(got.group == want.group);
   REQUIRE(got.queue == want.queue);
   REQUIRE(got.clock == want.clock);
+  REQUIRE(same_messages(got.messages, want.messages));
 }
 
 // Random calls as a real rank makes them: its own entry ticks every call,
@@ -94,10 +109,14 @@ std::vector<Call> random_calls(std::mt19937_64& rng, Rank self, std::uint32_t n,
   std::vector<Call> out;
   std::vector<ClockValue> clock(n, 0);
   std::uint64_t seq = rng() % 3 == 0 ? rng() % 1000 : 0;
+  std::uint64_t event = rng() % 5;
   for (std::size_t k = 0; k < count; ++k) {
     Call c;
     if (pct(rng) < 3) seq += 1 + rng() % 100000;  // a gap now and then
     c.seq = seq++;
+    // Events between clocked calls are not clocked; rarely, one goes back.
+    event = pct(rng) < 1 ? rng() % (event + 1) : event + 1 + (pct(rng) < 20 ? rng() % 9 : 0);
+    c.event = event;
     const std::size_t which = rng() % names.size();
     // Each (model, call) pair keeps its name, as the translators' tables do.
     c.model = which % 2 ? Model::Mpi : Model::Shmem;
@@ -106,6 +125,15 @@ std::vector<Call> random_calls(std::mt19937_64& rng, Rank self, std::uint32_t n,
     for (std::size_t p = rng() % 5; p > 0; --p) c.peers.push_back(Rank{static_cast<std::uint32_t>(rng() % n)});
     if (pct(rng) < 30) c.group = GroupId{rng()};
     if (pct(rng) < 50) c.queue = QueueId{pct(rng) < 20 ? 0 : rng(), pct(rng) < 50 ? rng() % 100 : rng()};
+    for (std::size_t m = pct(rng) < 60 ? rng() % 4 : 0; m > 0; --m) {
+      MessageEnd e;
+      e.peer = Rank{static_cast<std::uint32_t>(rng() % n)};
+      e.sent = rng() % 2;
+      // Mostly on the call's own communicator, as MPI messages are.
+      e.queue = QueueId{pct(rng) < 70 ? c.queue.a : rng(), pct(rng) < 50 ? rng() % 100 : rng()};
+      e.position = pct(rng) < 90 ? 1 + rng() % 1000 : rng();
+      c.messages.push_back(e);
+    }
     ++clock[self.value];
     for (std::size_t m = rng() % 4; m > 0; --m) {
       const std::size_t i = rng() % n;
@@ -207,10 +235,10 @@ TEST_CASE("trace delta encoding keeps a typical record small", "[trace]") {
     calls.push_back(c);
   }
   write_trace(dir / "t.vcxt", Rank{3}, 1024, calls);
-  // Header, one name, then per call: tag, length, flags, ref, peer count, peer,
-  // queue (8 + 1), changed-entry count, one entry (gap, delta): 18 bytes, where
-  // the dense clock alone would be 8 KiB.
-  REQUIRE(fs::file_size(dir / "t.vcxt") <= sizeof(trace::FileHeader) + 32 + 18 * 1000);
+  // Header, one name, then per call: tag, length, flags, event gap, ref, peer
+  // count, peer, queue (8 + 1), changed-entry count, one entry (gap, delta):
+  // 19 bytes, where the dense clock alone would be 8 KiB.
+  REQUIRE(fs::file_size(dir / "t.vcxt") <= sizeof(trace::FileHeader) + 32 + 19 * 1000);
 }
 
 TEST_CASE("trace clocks that go back or are short are still exact", "[trace]") {
@@ -305,6 +333,156 @@ TEST_CASE("trace reader ignores a record cut short by a crash", "[trace]") {
   }
 }
 
+namespace {
+
+// What the trace module writes of a run: every event's times as the tool
+// reads it, each clocked call once the engine ran it (some events later).
+struct TimedRun {
+  std::vector<Call> calls;
+  std::vector<EventTime> times;  // one per event, events 1..N
+  std::vector<std::uint64_t> leave;  // of event e at [e]
+};
+
+TimedRun timed_run(std::mt19937_64& rng, std::size_t events) {
+  TimedRun run;
+  std::uniform_int_distribution<int> pct(0, 99);
+  std::uint64_t t = 1'000'000'000'000ull + rng() % 1'000'000;
+  const std::uint64_t sites[] = {0, 0x401234, 0x7f00deadbeef, 0x401300};
+  run.leave.assign(events + 1, 0);
+  std::vector<ClockValue> clock(3, 0);
+  for (std::uint64_t e = 1; e <= events; ++e) {
+    EventTime et;
+    et.event_seq = e;
+    t += rng() % 5000;
+    et.enter_ns = t;
+    et.previous_leave_ns = e > 1 ? run.leave[e - 1] : 0;
+    et.call_site = sites[rng() % 4];
+    run.times.push_back(et);
+    // A call returns some time after it was entered; under several threads
+    // the next call may even be entered first.
+    run.leave[e] = pct(rng) < 5 ? 0 : t + (pct(rng) < 10 ? rng() % 10'000'000 : rng() % 3000);
+    if (pct(rng) < 70) {  // a clocked call
+      Call c;
+      c.seq = run.calls.size();
+      c.event = e;
+      c.name = "c";
+      ++clock[0];
+      c.clock = clock;
+      run.calls.push_back(c);
+    }
+  }
+  return run;
+}
+
+// Writes the run with the engine `lag` events behind the tool's reading.
+void write_timed(const std::string& path, const TimedRun& run, std::size_t lag) {
+  trace::Writer w(97);
+  REQUIRE(w.open(path, Rank{0}, 3, nullptr));
+  std::size_t next_call = 0;
+  auto run_calls_up_to = [&](std::uint64_t event) {
+    for (; next_call < run.calls.size() && run.calls[next_call].event <= event; ++next_call)
+      w.append(run.calls[next_call].view(Rank{0}));
+  };
+  for (const EventTime& t : run.times) {
+    w.append_time(t);
+    if (t.event_seq > lag) run_calls_up_to(t.event_seq - lag);
+  }
+  EventTime detach{run.times.size() + 1, run.times.back().enter_ns + 10,
+                   run.leave[run.times.size()], 0};
+  w.append_time(detach);
+  run_calls_up_to(~0ull);
+  w.close();
+}
+
+}  // namespace
+
+TEST_CASE("trace calls get the times and call site of their event", "[trace]") {
+  TempDir dir;
+  std::mt19937_64 rng(31337);
+  for (std::size_t lag : {0u, 1u, 2u, 50u, 100000u}) {
+    const TimedRun run = timed_run(rng, 3000);
+    const std::string path = dir / "timed.vcxt";
+    write_timed(path, run, lag);
+    trace::Reader r;
+    REQUIRE(r.open(path, nullptr));
+    const auto got = read_all(r);
+    INFO("engine " << lag << " events behind");
+    REQUIRE(r.error() == "");
+    REQUIRE(r.timed());
+    REQUIRE(got.size() == run.calls.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      require_same(got[i], run.calls[i]);
+      const EventTime& t = run.times[got[i].event - 1];
+      REQUIRE(got[i].enter_ns == t.enter_ns);
+      REQUIRE(got[i].call_site == t.call_site);
+      REQUIRE(got[i].leave_ns == run.leave[got[i].event]);
+    }
+  }
+
+  SECTION("a cut trace keeps its calls; the last ones may lack their return") {
+    const TimedRun run = timed_run(rng, 400);
+    const std::string path = dir / "full.vcxt";
+    write_timed(path, run, 3);
+    const std::string bytes = slurp(path);
+    for (std::size_t cut = sizeof(trace::FileHeader); cut < bytes.size(); cut += 7) {
+      spit(dir / "cut.vcxt", bytes.substr(0, cut));
+      trace::Reader r;
+      REQUIRE(r.open(dir / "cut.vcxt", nullptr));
+      const auto got = read_all(r);
+      INFO("cut at " << cut);
+      REQUIRE(r.error() == "");
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        require_same(got[i], run.calls[i]);
+        REQUIRE(got[i].enter_ns == run.times[got[i].event - 1].enter_ns);
+        REQUIRE((got[i].leave_ns == run.leave[got[i].event] || got[i].leave_ns == 0));
+      }
+    }
+  }
+  SECTION("a trace without times gives calls without times") {
+    std::vector<Call> calls = random_calls(rng, Rank{0}, 3, 100);
+    write_trace(dir / "plain.vcxt", Rank{0}, 3, calls);
+    trace::Reader r;
+    REQUIRE(r.open(dir / "plain.vcxt", nullptr));
+    const auto got = read_all(r);
+    REQUIRE_FALSE(r.timed());
+    REQUIRE(got.size() == calls.size());
+    for (const auto& g : got) REQUIRE((g.enter_ns == 0 && g.leave_ns == 0 && g.call_site == 0));
+  }
+}
+
+TEST_CASE("trace groups are read back, and calls name them", "[trace]") {
+  TempDir dir;
+  trace::Writer w;
+  REQUIRE(w.open(dir / "g.vcxt", Rank{1}, 5, nullptr));
+  const std::vector<Rank> world = {Rank{0}, Rank{1}, Rank{2}, Rank{3}, Rank{4}};
+  const std::vector<Rank> odd = {Rank{3}, Rank{1}};  // group order, not rank order
+  w.append_group(GroupId{0x77}, world);
+  Call c;
+  c.name = "MPI_Barrier";
+  c.group = GroupId{0x77};
+  c.clock = {1, 1, 1, 1, 1};
+  w.append(c.view(Rank{1}));
+  w.append_group(GroupId{0x99}, odd);
+  w.close();
+  trace::Reader r;
+  REQUIRE(r.open(dir / "g.vcxt", nullptr));
+  trace::Record rec;
+  REQUIRE(r.next(rec));
+  REQUIRE(r.groups().at(0x77) == world);
+  REQUIRE_FALSE(r.next(rec));
+  REQUIRE(r.error() == "");
+  REQUIRE(r.groups().at(0x99) == odd);
+
+  // A member outside the world is corruption.
+  trace::Writer bad;
+  REQUIRE(bad.open(dir / "bad.vcxt", Rank{0}, 2, nullptr));
+  bad.append_group(GroupId{1}, world);
+  bad.close();
+  REQUIRE(r.open(dir / "bad.vcxt", nullptr));
+  REQUIRE_FALSE(r.next(rec));
+  REQUIRE(r.error().find("group member") != std::string::npos);
+}
+
 TEST_CASE("trace reader rejects what is not a readable trace", "[trace]") {
   TempDir dir;
   std::string err;
@@ -394,6 +572,7 @@ TEST_CASE("the built trace module writes what its observer is fed", "[trace][plu
   const PluginDescriptor& d = *m.lib.descriptor;
   REQUIRE(d.kind == PluginKind::Module);
   REQUIRE(std::string(d.name) == "trace");
+  REQUIRE((d.needs & kNeedsTimestamps) != 0);
   REQUIRE(std::string(d.options[0].name) == "trace.dir");
   REQUIRE(std::string(d.options[0].default_value) == "");
   REQUIRE(d.options[1].name == nullptr);
@@ -515,10 +694,12 @@ TEST_CASE("vcx-trace export prints one JSON line per clocked call", "[trace][cli
   write_trace(tdir + "/rank-1.vcxt", Rank{1}, 2, r1);
 
   const std::vector<std::string> all = {
-      R"({"rank":0,"seq":0,"call":"MPI_Send","peers":[1],"queue":["0xabc","0x5"],"clock":[1,0]})",
-      R"({"rank":0,"seq":1,"call":"MPI_Barrier","group":"0x10","clock":[2,2]})",
-      R"({"rank":1,"seq":0,"call":"MPI_Recv","peers":[0],"queue":["0xabc","0x5"],"clock":[1,1]})",
-      R"({"rank":1,"seq":1,"call":"MPI_Barrier","group":"0x10","clock":[2,2]})",
+      R"({"rank":0,"seq":0,"event":0,"call":"MPI_Send","peers":[1],"queue":["0xabc","0x5"],)"
+      R"("clock":[1,0]})",
+      R"({"rank":0,"seq":1,"event":0,"call":"MPI_Barrier","group":"0x10","clock":[2,2]})",
+      R"({"rank":1,"seq":0,"event":0,"call":"MPI_Recv","peers":[0],"queue":["0xabc","0x5"],)"
+      R"("clock":[1,1]})",
+      R"({"rank":1,"seq":1,"event":0,"call":"MPI_Barrier","group":"0x10","clock":[2,2]})",
   };
 
   Ran r = run_cli("export " + tdir);

@@ -203,10 +203,12 @@ void ToolProcess::load_plugins() {
   std::string needs_stalls;  // a module that needs the application to wait at every wait
   for (const auto& name : opts_.modules) {
     ClockedCallObserver* o = instantiate(PluginKind::Module, name)->observer();
-    if (loaded_.back().descriptor->needs & kNeedsStallAtWaits) needs_stalls = name;
+    const std::uint32_t needs = loaded_.back().descriptor->needs;
+    if (needs & kNeedsStallAtWaits) needs_stalls = name;
     if (o) {
       observers_.push_back(o);
       engine_->add_observer(o);
+      if (needs & kNeedsTimestamps) timed_observers_.push_back(o);
     }
   }
   if (!needs_stalls.empty() && opts_.stall == "never")
@@ -334,7 +336,9 @@ AppListener::Decision ToolProcess::admit_app(const channel::AttachHello& hello) 
   const std::uint32_t mode = (opts_.no_stall ? std::uint32_t{channel::kModeNoStall} : 0u) |
                              (opts_.shmem_flags ? 0u : std::uint32_t{channel::kModeNoFlagWrites}) |
                              (opts_.app_yield ? std::uint32_t{channel::kModeYieldInWaits} : 0u) |
-                             (notes_wanted() ? std::uint32_t{channel::kModeLocalAccesses} : 0u);
+                             (notes_wanted() ? std::uint32_t{channel::kModeLocalAccesses} : 0u) |
+                             (timed_observers_.empty() ? 0u
+                                                       : std::uint32_t{channel::kModeTimestamps});
   reply.status = channel::AttachStatus::Ok;
   reply.mode_flags = mode;
   reply.app_spin_ns = opts_.app_spin_ns;
@@ -405,7 +409,15 @@ bool ToolProcess::wants_reply(std::uint32_t flags) const {
   return (flags & kEventAlwaysReply) || ((flags & kEventNeedsReply) && !opts_.no_stall);
 }
 
+void ToolProcess::report_event_time(const EventHeader& ev) {
+  const EventTiming* timing = event_timing(ev);
+  if (!timing) return;
+  const EventTime t{ev.seq, timing->enter_ns, timing->previous_leave_ns, ev.call_site};
+  for (ClockedCallObserver* o : timed_observers_) o->on_event_time(t);
+}
+
 void ToolProcess::handle_control_event(const EventHeader& ev) {
+  report_event_time(ev);
   if (static_cast<ControlEvent>(ev.type) == ControlEvent::Detach) {
     detach_seen_ = true;
     app_state_ = AppState::Finalized;
@@ -448,6 +460,7 @@ bool ToolProcess::service_channel(bool all) {
       last_type_ = ev->type;
       last_seq_ = ev->seq;
       any_call_read_ = true;
+      if (!timed_observers_.empty()) report_event_time(*ev);
       t->translate(*ev, engine_->control(), program_);
       const bool wants = wants_reply(ev->flags);
       if (wants) max_reply_wanted_ = ev->seq;
@@ -624,13 +637,6 @@ void ToolProcess::abort_all(const std::string& why, bool logged) {
 }
 
 namespace {
-// Whether a source file is one of vcx's annotation headers.
-bool is_annotation_header(const std::string& file) {
-  for (const std::string header : {"vcx/annotate.h", "vcx/annotate_shmem.h"})
-    if (file == header || file.ends_with("/" + header)) return true;
-  return false;
-}
-
 // Whether process `pid` on this node carries this session's token (vcx-run
 // gives it to every application rank).
 bool is_session_process(std::int32_t pid, const std::string& token) {
@@ -651,12 +657,7 @@ std::string ToolProcess::source_of(std::uint64_t call_site) const {
   const std::string maps = process_maps(app_pid_);
   if (maps.empty()) return {};
   Symbolizer symbols(maps);
-  // The annotation macros of vcx/annotate*.h are inlined into the program:
-  // name the program's line that used them.
-  const auto chain = symbols.resolve_inlined_return_address(call_site);
-  for (const SourceLocation& l : chain)
-    if (!is_annotation_header(l.file)) return describe(l, call_site);
-  return describe(chain.front(), call_site);
+  return describe(symbols.resolve_program_call(call_site), call_site);
 }
 
 void ToolProcess::fatal(const std::string& why_) {

@@ -81,6 +81,8 @@ class ToolProcess final : public ToolHost {
   // full backlog (the application is gone: nothing is left to hold back).
   bool service_channel(bool all = false);
   bool wants_reply(std::uint32_t event_flags) const;
+  // Hands a timed event's times to the modules that want them.
+  void report_event_time(const EventHeader& ev);
   void handle_control_event(const EventHeader& ev);
   void app_gone();
   void release_early();
@@ -129,6 +131,7 @@ class ToolProcess final : public ToolHost {
   ExchangeEngine* engine_ = nullptr;
   std::array<Translator*, 8> translators_{};
   std::vector<ClockedCallObserver*> observers_;
+  std::vector<ClockedCallObserver*> timed_observers_;  // kNeedsTimestamps
   CallProgram program_;
 
   std::uint64_t events_ = 0;

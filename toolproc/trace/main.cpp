@@ -15,6 +15,9 @@
 
 #include <boost/program_options.hpp>
 
+#include "clock_condition.h"
+#include "otf2_export.h"
+#include "site_names.h"
 #include "vcx/trace_format.h"
 
 namespace po = boost::program_options;
@@ -32,6 +35,8 @@ const char* const kUsage =
     "commands:\n"
     "  export DIR    one JSON object per clocked call (JSON Lines) on stdout\n"
     "  summary DIR   per rank: clocked calls, calls by name, final clock\n"
+    "  correct DIR   make the physical times respect the happened-before order\n"
+    "  otf2 DIR OUT  write the trace as an OTF2 archive in the new directory OUT\n"
     "  help [CMD]    this text, or the options of CMD\n"
     "\n"
     "options:\n"
@@ -42,9 +47,37 @@ const char* const kExportHelp =
     "\n"
     "Prints one JSON object per clocked call, ranks in order and each rank's calls\n"
     "in program order:\n"
-    "  {\"rank\":0,\"seq\":0,\"call\":\"MPI_Send\",\"peers\":[1],\"group\":\"0x..\",\n"
-    "   \"queue\":[\"0x..\",\"0x..\"],\"clock\":[1,0,0]}\n"
-    "peers, group and queue are left out when empty or zero.\n"
+    "  {\"rank\":0,\"seq\":0,\"event\":3,\"call\":\"MPI_Send\",\"peers\":[1],\"group\":\"0x..\",\n"
+    "   \"queue\":[\"0x..\",\"0x..\"],\"enter_ns\":..,\"leave_ns\":..,\"site\":\"app.c:42\",\n"
+    "   \"clock\":[1,0,0]}\n"
+    "peers, group and queue are left out when empty or zero; enter_ns, leave_ns\n"
+    "(the application's clock) and site (the program's line of the call) when\n"
+    "unknown. With --corrected the times are those `vcx-trace correct` computes.\n"
+    "\n";
+
+const char* const kCorrectHelp =
+    "usage: vcx-trace correct [options] DIR\n"
+    "\n"
+    "Checks the clock condition on the trace's physical times: a call returns\n"
+    "after the enter of every call of another rank it happened after (its vector\n"
+    "clock says which). Clocks of different nodes have offsets and drift, so a\n"
+    "trace may break it. The extended controlled logical clock moves such returns\n"
+    "forward, spreads each jump over the events before it and lets the clock\n"
+    "catch up after it; nothing moves back. Prints how many violations each rank\n"
+    "had and how far its events moved; `export --corrected` prints the times.\n"
+    "\n";
+
+const char* const kOtf2Help =
+    "usage: vcx-trace otf2 [--corrected] DIR OUT\n"
+    "\n"
+    "Writes the trace as an OTF2 archive, OUT/traces.otf2 (open it with Vampir,\n"
+    "otf2-print or any OTF2 reader): a location per rank, a region per call, the\n"
+    "trace's groups as communicators, point-to-point messages as MpiSend/MpiRecv\n"
+    "(attribute vcx::message_position pairs the two ends exactly), collectives\n"
+    "as MpiCollectiveBegin/End, window synchronisation as RmaCollectiveBegin/End,\n"
+    "and the vector clock of each call on its Leave (attributes vcx::clock[k]).\n"
+    "With --corrected the times respect the clock condition (vcx-trace help\n"
+    "correct).\n"
     "\n";
 
 const char* const kSummaryHelp =
@@ -109,12 +142,15 @@ class JsonLine {
   std::string s_;
 };
 
-void format_record(JsonLine& j, vcx::Rank rank, const vcx::trace::Record& r) {
+void format_record(JsonLine& j, vcx::Rank rank, const vcx::trace::Record& r,
+                   vcx::trace::SiteNames& sites) {
   j.clear();
   j.raw("{\"rank\":");
   j.number(rank.value);
   j.raw(",\"seq\":");
   j.number(r.seq);
+  j.raw(",\"event\":");
+  j.number(r.event);
   j.raw(",\"call\":");
   j.string(r.call);
   if (!r.peers.empty()) {
@@ -135,6 +171,36 @@ void format_record(JsonLine& j, vcx::Rank rank, const vcx::trace::Record& r) {
     j.raw(",");
     j.hex(r.queue.b);
     j.raw("]");
+  }
+  if (!r.messages.empty()) {
+    j.raw(",\"messages\":[");
+    for (std::size_t i = 0; i < r.messages.size(); ++i) {
+      const vcx::MessageEnd& m = r.messages[i];
+      j.raw(i ? ",{\"" : "{\"");
+      j.raw(m.sent ? "to" : "from");
+      j.raw("\":");
+      j.number(m.peer.value);
+      j.raw(",\"queue\":[");
+      j.hex(m.queue.a);
+      j.raw(",");
+      j.hex(m.queue.b);
+      j.raw("],\"position\":");
+      j.number(m.position);
+      j.raw("}");
+    }
+    j.raw("]");
+  }
+  if (r.enter_ns) {
+    j.raw(",\"enter_ns\":");
+    j.number(r.enter_ns);
+  }
+  if (r.leave_ns) {
+    j.raw(",\"leave_ns\":");
+    j.number(r.leave_ns);
+  }
+  if (r.call_site) {
+    j.raw(",\"site\":");
+    j.string(sites.name(r.call_site));
   }
   j.raw(",\"clock\":[");
   for (std::size_t i = 0; i < r.clock.size(); ++i) {
@@ -189,10 +255,97 @@ void finish_rank(const vcx::trace::Reader& reader, const vcx::trace::RankFile& f
          std::to_string(records) + " complete ones before it");
 }
 
+// Every rank's calls as time lines, for the clock condition.
+vcx::trace::Timelines load_timelines(const std::string& dir, OpenTrace& t) {
+  vcx::trace::Reader reader;
+  vcx::trace::Record rec;
+  open_rank(reader, t.files.front(), t);  // learns the world size
+  vcx::trace::Timelines lines(t.world_size);
+  bool timed = false;
+  for (const auto& f : t.files) {
+    open_rank(reader, f, t);
+    std::uint64_t n = 0;
+    while (reader.next(rec)) {
+      lines.add_call(f.rank.value, rec.enter_ns, rec.leave_ns, rec.clock);
+      timed = timed || rec.enter_ns != 0;
+      ++n;
+    }
+    finish_rank(reader, f, n);
+  }
+  if (!timed)
+    throw DataError{dir + " has no physical times (it was traced by a vcx that did not record "
+                          "them); trace the run again"};
+  return lines;
+}
+
+std::string duration_text(std::int64_t ns) {
+  char b[32];
+  if (ns < 10'000)
+    std::snprintf(b, sizeof b, "%lld ns", static_cast<long long>(ns));
+  else if (ns < 10'000'000)
+    std::snprintf(b, sizeof b, "%.1f us", static_cast<double>(ns) / 1e3);
+  else
+    std::snprintf(b, sizeof b, "%.1f ms", static_cast<double>(ns) / 1e6);
+  return b;
+}
+
 // ------------------------------------------------------------------ commands
 
-int run_export(const std::string& dir, std::optional<std::uint32_t> only_rank) {
+int run_otf2(const std::string& dir, const std::string& out,
+             const vcx::trace::CorrectionOptions* corrected) {
+  try {
+    vcx::trace::TraceSet t = vcx::trace::TraceSet::load(dir);
+    for (const auto& r : t.ranks)
+      if (r.truncated)
+        warn(r.path + " ends in a partial record (the run was cut short); its complete "
+             "records are in the archive");
+    if (corrected) {
+      if (!t.timed) throw DataError{dir + " has no physical times; trace the run again"};
+      t.correct_times(*corrected);
+    }
+    const vcx::trace::Otf2Summary s = vcx::trace::write_otf2(t, out, dir);
+    std::cout << "wrote " << s.anchor << ": " << t.ranks.size() << " locations, " << s.events
+              << " events, " << s.messages << " message records\n";
+    if (s.messages_left_out)
+      warn(std::to_string(s.messages_left_out) +
+           " messages on queues that are no communicator (annotations) have no OTF2 record");
+  } catch (const vcx::trace::TraceError& e) {
+    throw DataError{e.what()};
+  }
+  return 0;
+}
+
+int run_correct(const std::string& dir, const vcx::trace::CorrectionOptions& o) {
   OpenTrace t = list_trace(dir);
+  vcx::trace::Timelines lines = load_timelines(dir, t);
+  const vcx::trace::CorrectionReport r = lines.correct(o);
+  std::cout << "clock condition of " << dir << ": " << r.violations << " violation"
+            << (r.violations == 1 ? "" : "s")
+            << " (a call returning before the enter of a call it happened after), "
+            << r.violations_after << " left after correction\n";
+  std::cout << "rank  violations  events moved  largest move\n";
+  for (std::uint32_t k = 0; k < r.ranks.size(); ++k) {
+    char row[96];
+    std::snprintf(row, sizeof row, "%4u  %10llu  %12llu  %s\n", k,
+                  static_cast<unsigned long long>(r.ranks[k].violations),
+                  static_cast<unsigned long long>(r.ranks[k].moved),
+                  duration_text(r.ranks[k].max_shift_ns).c_str());
+    std::cout << row;
+  }
+  if (r.unresolved)
+    warn(std::to_string(r.unresolved) + " clock entries name calls the trace does not hold "
+         "(rank files missing or cut short); those orders are not checked");
+  return r.violations_after == 0 ? 0 : kExitData;
+}
+
+int run_export(const std::string& dir, std::optional<std::uint32_t> only_rank,
+               const vcx::trace::CorrectionOptions* corrected) {
+  OpenTrace t = list_trace(dir);
+  std::optional<vcx::trace::Timelines> lines;
+  if (corrected) {
+    lines.emplace(load_timelines(dir, t));
+    lines->correct(*corrected);
+  }
   if (only_rank) {
     auto it = std::find_if(t.files.begin(), t.files.end(),
                            [&](const auto& f) { return f.rank.value == *only_rank; });
@@ -205,9 +358,14 @@ int run_export(const std::string& dir, std::optional<std::uint32_t> only_rank) {
   JsonLine line;
   for (const auto& f : t.files) {
     open_rank(reader, f, t);
+    vcx::trace::SiteNames sites(dir, f.rank);
     std::uint64_t n = 0;
     while (reader.next(rec)) {
-      format_record(line, f.rank, rec);
+      if (lines) {
+        rec.enter_ns = static_cast<std::uint64_t>(lines->enter(f.rank.value, n));
+        rec.leave_ns = static_cast<std::uint64_t>(lines->leave(f.rank.value, n));
+      }
+      format_record(line, f.rank, rec, sites);
       line.write(stdout);
       ++n;
     }
@@ -265,6 +423,8 @@ int run_summary(const std::string& dir) {
 const char* help_of(const std::string& cmd) {
   if (cmd == "export") return kExportHelp;
   if (cmd == "summary") return kSummaryHelp;
+  if (cmd == "correct") return kCorrectHelp;
+  if (cmd == "otf2") return kOtf2Help;
   return nullptr;
 }
 
@@ -273,6 +433,19 @@ po::options_description visible_options(const std::string& cmd) {
   d.add_options()("help,h", "show help");
   if (cmd == "export")
     d.add_options()("rank", po::value<std::uint32_t>()->value_name("R"), "only this rank");
+  if (cmd == "export" || cmd == "otf2")
+    d.add_options()("corrected",
+                    "times corrected for the clock condition (see vcx-trace help correct)");
+  if (cmd == "export" || cmd == "correct" || cmd == "otf2") {
+    const vcx::trace::CorrectionOptions o;
+    d.add_options()("min-latency",
+                    po::value<std::int64_t>()->value_name("NS")->default_value(o.min_latency_ns),
+                    "a return comes at least this long after an enter it follows")(
+        "gamma", po::value<double>()->value_name("G")->default_value(o.gamma, "0.99"),
+        "after a jump, intervals shrink to no less than G of their length")(
+        "max-stretch", po::value<double>()->value_name("S")->default_value(o.max_stretch, "0.01"),
+        "a jump spreads over the events before it, stretching them by at most S");
+  }
   return d;
 }
 
@@ -319,14 +492,30 @@ int run(int argc, char** argv) {
   }
   const auto dirs = vm.count("dir") ? vm["dir"].as<std::vector<std::string>>()
                                     : std::vector<std::string>{};
-  if (dirs.size() != 1)
-    throw UsageError{cmd + (dirs.empty() ? ": no trace directory given"
-                                         : ": expected one trace directory")};
+  const std::size_t wanted = cmd == "otf2" ? 2 : 1;
+  if (dirs.size() != wanted)
+    throw UsageError{cmd + (dirs.empty()     ? ": no trace directory given"
+                            : wanted == 2 ? ": expected the trace directory and the output "
+                                            "directory"
+                                          : ": expected one trace directory")};
+  vcx::trace::CorrectionOptions correction;
+  if (cmd == "export" || cmd == "correct" || cmd == "otf2") {
+    correction.min_latency_ns = vm["min-latency"].as<std::int64_t>();
+    correction.gamma = vm["gamma"].as<double>();
+    correction.max_stretch = vm["max-stretch"].as<double>();
+    if (correction.min_latency_ns < 0) throw UsageError{cmd + ": --min-latency must be >= 0"};
+    if (!(correction.gamma > 0 && correction.gamma <= 1))
+      throw UsageError{cmd + ": --gamma must be in (0, 1]"};
+    if (!(correction.max_stretch > 0)) throw UsageError{cmd + ": --max-stretch must be > 0"};
+  }
   if (cmd == "export") {
     std::optional<std::uint32_t> rank;
     if (vm.count("rank")) rank = vm["rank"].as<std::uint32_t>();
-    return run_export(dirs[0], rank);
+    return run_export(dirs[0], rank, vm.count("corrected") ? &correction : nullptr);
   }
+  if (cmd == "correct") return run_correct(dirs[0], correction);
+  if (cmd == "otf2")
+    return run_otf2(dirs[0], dirs[1], vm.count("corrected") ? &correction : nullptr);
   return run_summary(dirs[0]);
 }
 

@@ -83,10 +83,21 @@ class ExchangeControl {
   virtual SendToken reserve_send(Rank dst, QueueId queue) = 0;
 };
 
+// A point-to-point message of a clocked call: a signal it sent, or one its
+// receive took. The n-th message sent on a (source, destination, queue) is
+// the one the n-th receive on it takes: equal positions pair the two ends.
+struct MessageEnd {
+  Rank peer{};  // the destination of a sent message, the source of a received one
+  bool sent = false;
+  QueueId queue{};
+  std::uint64_t position = 0;  // on its queue between the two ranks, from 1
+};
+
 // One clocked call, after its program ran to the end.
 struct ClockedCall {
   Rank rank{};
   std::uint64_t seq = 0;          // per-rank count of clocked calls, from 0
+  std::uint64_t event_seq = 0;    // the channel event of the call (EventHeader::seq)
   Model model{};
   std::uint16_t call = 0;
   const char* call_name = "";
@@ -94,6 +105,7 @@ struct ClockedCall {
   GroupId group{};                // collective group, 0 if none
   QueueId queue{};                // first point-to-point queue, {0,0} if none
   ClockSpan clock;                // the clock recorded for the call
+  std::span<const MessageEnd> messages;  // in the order the call's program took them
 };
 
 // A point-to-point signal (a message's clock) that reached this rank's tool.
@@ -103,6 +115,17 @@ struct SignalArrival {
   std::uint64_t position = 0;  // on its queue, from 1
   bool synchronous = false;
   ClockSpan clock;             // the sender's clock at the signal
+};
+
+// When an application call that sent an event ran, as the application's
+// clock saw it (plugins that declare kNeedsTimestamps).
+struct EventTime {
+  std::uint64_t event_seq = 0;  // EventHeader::seq
+  std::uint64_t enter_ns = 0;   // the call was entered
+  // The call of the previous timed event of the channel returned (0 if
+  // unknown): a call's leave is known only once the next one is sent.
+  std::uint64_t previous_leave_ns = 0;
+  std::uint64_t call_site = 0;  // return address into the program, 0 if unknown
 };
 
 class ClockedCallObserver {
@@ -118,6 +141,15 @@ class ClockedCallObserver {
   // Every point-to-point signal that reaches this rank, as it arrives (any
   // time, not in program order); the clock is valid during the call only.
   virtual bool wants_signals() const { return false; }
+  // A group of ranks a translator registered (a communicator, a window's,
+  // an active set), members in group order, before any call uses it.
+  virtual void on_group(GroupId id, std::span<const Rank> members) {
+    (void)id;
+    (void)members;
+  }
+  // Every timed event as the tool reads it, in channel order, before its
+  // clocked call (if any) ran (kNeedsTimestamps).
+  virtual void on_event_time(const EventTime& t) { (void)t; }
   virtual void on_signal(const SignalArrival& s) { (void)s; }
   // This rank's engine sent a signal (in program order, as it ran the call).
   virtual void on_signal_sent(Rank dst, QueueId queue, std::uint64_t position) {

@@ -12,7 +12,7 @@
 namespace vcx {
 
 // Bumped whenever a header seen by plugins changes incompatibly.
-inline constexpr std::uint32_t kPluginAbiVersion = 6;
+inline constexpr std::uint32_t kPluginAbiVersion = 7;
 inline constexpr const char* kPluginEntryPoint = "vcx_plugin_descriptor";
 
 class ExchangeEngine;
@@ -45,6 +45,10 @@ enum PluginNeeds : std::uint32_t {
   // an analysis that must act before the application goes on past a wait,
   // not merely see every event in program order. The tools then never lag.
   kNeedsStallAtWaits = 1u << 0,
+  // The physical times and call sites of the application's calls
+  // (ClockedCallObserver::on_event_time): the application then reads its
+  // clock twice per call.
+  kNeedsTimestamps = 1u << 1,
 };
 
 struct PluginDescriptor {

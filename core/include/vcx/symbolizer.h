@@ -54,6 +54,10 @@ class Symbolizer {
   // the function that holds the code. One entry when nothing was inlined or
   // the object has no DWARF scopes.
   std::vector<SourceLocation> resolve_inlined_return_address(std::uint64_t address);
+  // The program's line of an event's call site: the annotation macros of
+  // vcx/annotate*.h are inlined into the program, so the line that used one
+  // is named rather than the macro's.
+  SourceLocation resolve_program_call(std::uint64_t address);
 
  private:
   SourceLocation lookup(std::uint64_t address);

@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -28,7 +30,7 @@ static_assert(std::endian::native == std::endian::little,
               "the trace format is little-endian; add byte swapping for this host");
 
 inline constexpr char kMagic[8] = {'V', 'C', 'X', 'T', 'R', 'A', 'C', 'E'};
-inline constexpr std::uint32_t kFormatVersion = 1;
+inline constexpr std::uint32_t kFormatVersion = 2;
 inline constexpr const char* kFileSuffix = ".vcxt";
 
 struct FileHeader {
@@ -50,6 +52,9 @@ static_assert(std::is_trivially_copyable_v<FileHeader>);
 enum class FrameTag : std::uint8_t {
   Definition = 1,  // varint ref, varint model, varint call id, varint len, name
   Call = 2,        // one clocked call, see CallFlags
+  Time = 3,        // physical times of one application event (docs/trace-format.md)
+  Site = 4,        // varint ref, u64 call-site address
+  Group = 5,       // u64 group id, varint count, varint member*
 };
 
 // First payload byte of a Call frame.
@@ -58,7 +63,9 @@ enum CallFlags : std::uint8_t {
   kCallHasGroup = 1u << 1,     // u64 group id
   kCallHasQueue = 1u << 2,     // u64 queue word a, varint queue word b
   kCallClockReset = 1u << 3,   // clock delta is against all zeros, not the previous
-  kCallKnownFlags = 0x0f,
+  kCallEventExplicit = 1u << 4,  // varint event is absolute, not a gap from the previous
+  kCallHasMessages = 1u << 5,    // the call's messages follow the clock
+  kCallKnownFlags = 0x3f,
 };
 
 // Frames longer than this are taken as corruption rather than allocated.
@@ -75,6 +82,8 @@ const std::uint8_t* get_varint(const std::uint8_t* p, const std::uint8_t* end,
 
 // "rank-<R>.vcxt"
 std::string rank_file_name(Rank rank);
+// "rank-<R>.maps": the text of the application's /proc/<pid>/maps.
+std::string rank_maps_name(Rank rank);
 
 struct RankFile {
   Rank rank;
@@ -99,6 +108,10 @@ class Writer {
   bool open(const std::string& path, Rank rank, std::uint32_t world_size, std::string* error);
   // Clock entries beyond world_size are not recorded; missing ones count as 0.
   void append(const ClockedCall& call);
+  // The times of an application event (in channel order).
+  void append_time(const EventTime& t);
+  // A group of ranks, before a call names it.
+  void append_group(GroupId id, std::span<const Rank> members);
   void flush();  // hands the buffer to the kernel (no fsync)
   void close();
 
@@ -125,12 +138,22 @@ class Writer {
   std::uint64_t written_ = 0;
   std::vector<ClockValue> prev_clock_;
   std::uint64_t next_seq_ = 0;
+  std::uint64_t prev_event_ = 0;       // of the last Call frame
+  std::uint64_t prev_time_event_ = 0;  // of the last Time frame
+  std::uint64_t prev_enter_ = 0;
+  std::unordered_map<std::uint64_t, std::uint32_t> sites_;  // address -> ref
   // (model << 16 | call id) -> ref; grows only when a call is first seen.
   std::unordered_map<std::uint32_t, std::uint32_t> refs_;
 };
 
 struct Record {
   std::uint64_t seq = 0;
+  std::uint64_t event = 0;      // the channel event of the call (EventHeader::seq)
+  // Physical times (ns of the application's clock) and call site; 0 when
+  // the trace has none, leave_ns also when the run ended before it was known.
+  std::uint64_t enter_ns = 0;
+  std::uint64_t leave_ns = 0;
+  std::uint64_t call_site = 0;
   std::string call;
   std::uint8_t model = 0;
   std::uint16_t call_id = 0;
@@ -138,6 +161,7 @@ struct Record {
   GroupId group{};
   QueueId queue{};
   std::vector<ClockValue> clock;  // world_size entries
+  std::vector<MessageEnd> messages;
 };
 
 class Reader {
@@ -151,8 +175,14 @@ class Reader {
   Rank rank() const { return Rank{header_.rank}; }
   std::uint32_t world_size() const { return header_.world_size; }
 
-  // False at the end, at a truncated tail, or at a corrupt frame (error()).
+  // The next call, with its times once the frame that gives its return time
+  // was read. False at the end, at a truncated tail, or at a corrupt frame
+  // (error()).
   bool next(Record& out);
+  // Whether the trace has physical times (some Time frame was read).
+  bool timed() const { return timed_; }
+  // The groups defined so far (every group a call returned by next() names).
+  const std::unordered_map<std::uint64_t, std::vector<Rank>>& groups() const { return groups_; }
   // True once a partial frame was found at the end of the file.
   bool truncated() const { return truncated_; }
   // Non-empty if reading stopped at a frame that is complete but malformed,
@@ -171,6 +201,18 @@ class Reader {
   bool read_failed();
   bool parse_definition(const std::uint8_t* p, const std::uint8_t* end);
   bool parse_call(const std::uint8_t* p, const std::uint8_t* end, Record& out);
+  bool parse_time(const std::uint8_t* p, const std::uint8_t* end);
+  bool parse_site(const std::uint8_t* p, const std::uint8_t* end);
+  bool parse_group(const std::uint8_t* p, const std::uint8_t* end);
+  // Reads one frame into the pending state; false at the end or an error.
+  bool read_frame();
+  // Whether the oldest pending call has all the times it will get.
+  bool front_ready() const;
+  void deliver(Record& out);
+
+  struct Times {
+    std::uint64_t event, enter, leave, site;
+  };
 
   std::FILE* file_ = nullptr;
   std::string path_;
@@ -185,6 +227,15 @@ class Reader {
   std::vector<Name> names_;
   std::vector<ClockValue> clock_;
   std::uint64_t next_seq_ = 0;
+  std::uint64_t prev_event_ = 0;
+  std::uint64_t prev_time_event_ = 0;
+  std::uint64_t prev_enter_ = 0;
+  std::vector<std::uint64_t> sites_;
+  std::unordered_map<std::uint64_t, std::vector<Rank>> groups_;
+  bool timed_ = false;
+  std::deque<Times> times_;     // of events not yet delivered, in event order
+  std::deque<Record> pending_;  // calls waiting for their return time
+  Record scratch_;
 };
 
 }  // namespace vcx::trace

@@ -31,8 +31,9 @@ RingProducer::RingProducer(ChannelControl* control, ProducerHooks hooks, WaitPol
       hooks_(hooks),
       policy_(policy) {}
 
+// A record of the largest payload, timed, fills a quarter of the ring.
 std::size_t RingProducer::max_payload() const noexcept {
-  return (mask_ + 1) / 4 - sizeof(EventHeader);
+  return (mask_ + 1) / 4 - sizeof(EventHeader) - sizeof(EventTiming);
 }
 
 bool RingProducer::wait_for_space(std::uint64_t needed) noexcept {
@@ -75,7 +76,7 @@ void* RingProducer::begin(Model model, std::uint16_t type, std::uint32_t flags,
   // its next call, not only at its next wait (one load of a line it reads
   // for replies anyway).
   if (c_->tool_state.load(std::memory_order_relaxed) != 0) return nullptr;
-  const std::uint64_t rec = event_record_size(payload_size);
+  const std::uint64_t rec = event_record_size(payload_size, flags);
   const std::uint64_t cap = mask_ + 1;
   pending_head_ = head_;
   std::uint64_t off = pending_head_ & mask_;

@@ -12,6 +12,7 @@
 
 #include "vcx/channel/futex.h"
 #include "vcx/intercept/call_site.h"
+#include "vcx/intercept/call_timing.h"
 #include "vcx/intercept/ending.h"
 
 namespace vcx::intercept {
@@ -116,6 +117,15 @@ bool ChannelClient::attach(const ClientSetup& setup) {
   }
   no_stall_ = (attachment_.mode_flags & channel::kModeNoStall) != 0;
   yield_in_waits_ = (attachment_.mode_flags & channel::kModeYieldInWaits) != 0;
+  if (attachment_.mode_flags & channel::kModeTimestamps) {
+    const char* why = nullptr;
+    if (!start_trace_clock(world_rank_, &why)) {
+      std::fprintf(stderr, "vcx: rank %d: %s\n", world_rank_, why);
+      abort_job_(64);
+      return false;
+    }
+    timed_ = true;
+  }
   channel::ProducerHooks hooks;
   hooks.ctx = &attachment_.socket_fd;
   hooks.wake_consumer = &wake_tool;
@@ -190,8 +200,9 @@ void ChannelClient::finish(Model model, std::uint16_t finalize_call) {
   lock();
   local_.stop();
   if (void* d = producer_.begin(Model::Control, static_cast<std::uint16_t>(ControlEvent::Detach),
-                                0, sizeof(DetachEvent))) {
+                                timed_ ? std::uint32_t{kEventTimed} : 0u, sizeof(DetachEvent))) {
     *static_cast<DetachEvent*>(d) = DetachEvent{producer_.stall_ns(), producer_.backpressure_ns()};
+    stamp(d, sizeof(DetachEvent));
     producer_.commit();
   }
   unlock();
@@ -254,8 +265,10 @@ void* ChannelClient::begin(Model model, std::uint16_t call, std::size_t payload,
   local_.flush();
   note_call(model, call);
   reply_wanted_ = needs_reply && !no_stall_;
-  const std::uint32_t flags = reply_wanted_ ? std::uint32_t{kEventNeedsReply} : 0u;
+  const std::uint32_t flags = (reply_wanted_ ? std::uint32_t{kEventNeedsReply} : 0u) |
+                              (timed_ ? std::uint32_t{kEventTimed} : 0u);
   void* p = producer_.begin(model, call, flags, payload, application_call_site());
+  if (p) stamp(p, payload);
   if (!p) {
     unlock();
     if (payload > producer_.max_payload()) {
@@ -277,7 +290,9 @@ void* ChannelClient::begin_always_answered(Model model, std::uint16_t call, std:
   local_.flush();
   note_call(model, call);
   reply_wanted_ = true;
-  void* p = producer_.begin(model, call, kEventAlwaysReply, payload, application_call_site());
+  const std::uint32_t flags = kEventAlwaysReply | (timed_ ? std::uint32_t{kEventTimed} : 0u);
+  void* p = producer_.begin(model, call, flags, payload, application_call_site());
+  if (p) stamp(p, payload);
   if (!p) {
     unlock();
     tool_failed("while the application was sending to it");
@@ -286,11 +301,24 @@ void* ChannelClient::begin_always_answered(Model model, std::uint16_t call, std:
 }
 
 void ChannelClient::wait_always(std::uint64_t ticket) {
-  if (!active_ || ticket == 0) return;
-  if (producer_.wait_reply(ticket) != channel::WaitResult::Ok) tool_failed("while waiting for it");
+  if (active_ && ticket != 0 && producer_.wait_reply(ticket) != channel::WaitResult::Ok)
+    tool_failed("while waiting for it");
+  stamp_return();
+}
+
+// Under the lock, right after a timed event was begun.
+void ChannelClient::stamp(void* payload, std::size_t payload_bytes) {
+  if (!timed_) return;
+  const EventTiming t{call_enter_ns(), previous_leave_ns_};
+  std::memcpy(static_cast<std::uint8_t*>(payload) + timed_payload_offset(payload_bytes), &t,
+              sizeof t);
+  previous_leave_ns_ = 0;
 }
 
 std::uint64_t ChannelClient::commit() {
+  // A call that sends its event last returns now; one that sends it first
+  // stamps its return again in wait().
+  if (timed_) previous_leave_ns_ = trace_clock_ns();
   const std::uint64_t seq = producer_.commit();
   const bool wanted = reply_wanted_;
   unlock();
@@ -298,8 +326,16 @@ std::uint64_t ChannelClient::commit() {
 }
 
 void ChannelClient::wait(std::uint64_t ticket) {
-  if (!active_ || no_stall_ || ticket == 0) return;
-  if (producer_.wait_reply(ticket) != channel::WaitResult::Ok) tool_failed("while waiting for it");
+  if (active_ && !no_stall_ && ticket != 0 &&
+      producer_.wait_reply(ticket) != channel::WaitResult::Ok)
+    tool_failed("while waiting for it");
+  stamp_return();
+}
+
+// Only one thread pushes, so the last event begun is this call's: it returns
+// after this. (With several threads, returns are commit times.)
+void ChannelClient::stamp_return() {
+  if (timed_ && !serialise_) previous_leave_ns_ = trace_clock_ns();
 }
 
 void ChannelClient::tool_failed(const char* what) {

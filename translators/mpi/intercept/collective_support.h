@@ -107,6 +107,7 @@ inline void make_request_unique(MPI_Request* request) {
 template <class F>
 int nonblocking_collective(mpi::Call call, MPI_Comm comm, int root, MPI_Request* request,
                            bool persistent, F&& pmpi) {
+  const intercept::CallEntry entered;  // the event is sent after the call
   const int rc = pmpi();
   Runtime& rt = runtime();
   if (rc != MPI_SUCCESS || !rt.active()) return rc;

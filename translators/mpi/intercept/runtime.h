@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../common/mpi_events.h"
+#include "vcx/intercept/call_timing.h"
 #include "vcx/intercept/channel_client.h"
 #include "vcx/intercept/ending.h"
 #include "vcx/types.h"
@@ -107,6 +108,9 @@ class Runtime {
   // Lock leases (vcx/channel/lease_table.h), or nullptr.
   channel::LeaseTable* leases() const { return client_.leases(); }
   void wait(std::uint64_t ticket) { client_.wait(ticket); }
+  // A call that sent its event first and neither waited after its MPI call
+  // returns now (call_timing.h).
+  void call_returned() { client_.stamp_return(); }
   void wait_always(std::uint64_t ticket) { client_.wait_always(ticket); }
   // The one request a runtime hands out for every non-blocking collective
   // that is complete at once, shared by all of them (MPI_REQUEST_NULL when

@@ -49,6 +49,7 @@ int blocking_send(Call call, SendMode mode, MPI_Comm comm, int dest, int tag, F&
 template <class F>
 int nonblocking_send(Call call, SendMode mode, MPI_Comm comm, int dest, int tag,
                      MPI_Request* request, F&& pmpi) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   const int rc = pmpi();
   Runtime& rt = runtime();
   if (rc != MPI_SUCCESS || !rt.active()) return rc;
@@ -61,6 +62,7 @@ int nonblocking_send(Call call, SendMode mode, MPI_Comm comm, int dest, int tag,
 template <class F>
 int send_init(Call call, SendMode mode, MPI_Comm comm, int dest, int tag, MPI_Request* request,
               F&& pmpi) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   const int rc = pmpi();
   Runtime& rt = runtime();
   if (rc != MPI_SUCCESS || !rt.active()) return rc;
@@ -77,6 +79,7 @@ int send_init(Call call, SendMode mode, MPI_Comm comm, int dest, int tag, MPI_Re
 template <class F>
 int blocking_recv(Call call, MPI_Comm comm, int asked, int source, int tag, MPI_Status* status,
                   void* pc, F&& pmpi) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) return pmpi(status);
   MPI_Status local;
@@ -99,6 +102,7 @@ int blocking_recv(Call call, MPI_Comm comm, int asked, int source, int tag, MPI_
 template <class F>
 int post_recv(Call call, MPI_Comm comm, int asked, int source, int tag, MPI_Request* request,
               bool persistent, void* pc, F&& pmpi) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   const int rc = pmpi();
   Runtime& rt = runtime();
   if (rc != MPI_SUCCESS || !rt.active()) return rc;
@@ -139,6 +143,7 @@ int sendrecv_yielding(MPI_Status* status, Start&& start) {
 template <class F>
 int sendrecv(Call call, int dest, int sendtag, int asked, int source, int recvtag, MPI_Comm comm,
              MPI_Status* status, void* pc, F&& pmpi) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) return pmpi(status);
   MPI_Status local;
@@ -161,6 +166,7 @@ int sendrecv(Call call, int dest, int sendtag, int asked, int source, int recvta
 
 template <class F>
 int matched_recv(Call call, MPI_Message* message, MPI_Status* status, F&& pmpi) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) return pmpi(status);
   const MPI_Message saved = *message;
@@ -181,6 +187,7 @@ int matched_recv(Call call, MPI_Message* message, MPI_Status* status, F&& pmpi) 
 
 template <class F>
 int matched_irecv(Call call, MPI_Message* message, MPI_Request* request, F&& pmpi) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) return pmpi();
   const MPI_Message saved = *message;
@@ -198,6 +205,7 @@ int matched_irecv(Call call, MPI_Message* message, MPI_Request* request, F&& pmp
 template <class F>
 int isendrecv(Call call, int dest, int sendtag, int asked, int source, int recvtag, MPI_Comm comm,
               MPI_Request* request, void* pc, F&& pmpi) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   const int rc = pmpi();
   Runtime& rt = runtime();
   if (rc != MPI_SUCCESS || !rt.active()) return rc;
@@ -565,6 +573,7 @@ int MPI_Request_free(MPI_Request* request) {
 // ---- matched probes ----
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Mprobe(source, tag, comm, message, status);
   const int asked = force_source(comm, source);
@@ -578,6 +587,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Sta
 
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
                 MPI_Status* status) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Improbe(source, tag, comm, flag, message, status);
   const int asked = force_source(comm, source);  // every attempt: the next posting

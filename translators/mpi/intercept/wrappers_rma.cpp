@@ -493,7 +493,9 @@ int MPI_Win_fence(int assert, MPI_Win win) {
 
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
   if (runtime().active()) push_win_group(Call::Win_post, win, group, false);
-  return PMPI_Win_post(group, assert, win);
+  const int rc = PMPI_Win_post(group, assert, win);
+  runtime().call_returned();
+  return rc;
 }
 
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
@@ -507,10 +509,13 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
 int MPI_Win_complete(MPI_Win win) {
   if (runtime().active()) push_win(Call::Win_complete, win, 0, 0, false,
                                    VCX_CALLER());
-  return PMPI_Win_complete(win);
+  const int rc = PMPI_Win_complete(win);
+  runtime().call_returned();
+  return rc;
 }
 
 int MPI_Win_wait(MPI_Win win) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Win_wait(win);
   const int rc = rt.yields()
@@ -522,6 +527,7 @@ int MPI_Win_wait(MPI_Win win) {
 }
 
 int MPI_Win_test(MPI_Win win, int* flag) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Win_test(win, flag);
   const int rc = PMPI_Win_test(win, flag);
@@ -560,10 +566,13 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
       rt.wait_always(rt.commit());
     }
   }
-  return PMPI_Win_lock(lock_type, rank, assert, win);
+  const int rc = PMPI_Win_lock(lock_type, rank, assert, win);
+  rt.call_returned();
+  return rc;
 }
 
 int MPI_Win_unlock(int rank, MPI_Win win) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   const int rc = PMPI_Win_unlock(rank, win);
   Runtime& rt = runtime();
   if (rc != MPI_SUCCESS || rank == MPI_PROC_NULL || !rt.active()) return rc;
@@ -594,10 +603,13 @@ int MPI_Win_lock_all(int assert, MPI_Win win) {
       rt.wait_always(rt.commit());
     }
   }
-  return PMPI_Win_lock_all(assert, win);
+  const int rc = PMPI_Win_lock_all(assert, win);
+  rt.call_returned();
+  return rc;
 }
 
 int MPI_Win_unlock_all(MPI_Win win) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   const int rc = PMPI_Win_unlock_all(win);
   if (rc == MPI_SUCCESS && runtime().active()) push_win(Call::Win_unlock_all, win, 0, 0, false,
                                                         VCX_CALLER());
@@ -836,24 +848,28 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
 // ---- completion without synchronisation: flushes; memory of dynamic windows ----
 
 int MPI_Win_flush(int rank, MPI_Win win) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   const int rc = PMPI_Win_flush(rank, win);
   if (rc == MPI_SUCCESS && runtime().active()) push_win(Call::Win_flush, win, rank, 0, false,
                                                         VCX_CALLER());
   return rc;
 }
 int MPI_Win_flush_all(MPI_Win win) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   const int rc = PMPI_Win_flush_all(win);
   if (rc == MPI_SUCCESS && runtime().active()) push_win(Call::Win_flush_all, win, 0, 0, false,
                                                         VCX_CALLER());
   return rc;
 }
 int MPI_Win_flush_local(int rank, MPI_Win win) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   const int rc = PMPI_Win_flush_local(rank, win);
   if (rc == MPI_SUCCESS && runtime().active())
     push_win(Call::Win_flush_local, win, rank, 0, false, VCX_CALLER());
   return rc;
 }
 int MPI_Win_flush_local_all(MPI_Win win) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   const int rc = PMPI_Win_flush_local_all(win);
   if (rc == MPI_SUCCESS && runtime().active())
     push_win(Call::Win_flush_local_all, win, 0, 0, false, VCX_CALLER());

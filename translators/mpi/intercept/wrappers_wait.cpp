@@ -90,6 +90,7 @@ const std::uint64_t* ids_of(const MPI_Request* saved, int n) {
 extern "C" {
 
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) {
     // A forced persistent receive's stand-in outlives the analysis.
@@ -115,6 +116,7 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
 }
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) {
     // A forced persistent receive's stand-in outlives the analysis.
@@ -138,6 +140,7 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) {
     // A forced persistent receive's stand-in outlives the analysis.
@@ -163,6 +166,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 }
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) {
     // A forced persistent receive's stand-in outlives the analysis.
@@ -185,6 +189,7 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) {
     // A forced persistent receive's stand-in outlives the analysis.
@@ -211,6 +216,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
 }
 
 int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) {
     // A forced persistent receive's stand-in outlives the analysis.
@@ -243,6 +249,7 @@ static void report_some(Call call, const MPI_Request* saved, const std::uint64_t
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) {
     // A forced persistent receive's stand-in outlives the analysis.
@@ -270,6 +277,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices
 
 int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) {
     // A forced persistent receive's stand-in outlives the analysis.

@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "shmem_calls.h"
+#include "vcx/intercept/call_timing.h"
 #include "vcx/intercept/channel_client.h"
 
 extern "C" void pstart_pes(int npes);
@@ -66,6 +67,8 @@ Runtime& runtime();
 // Open MPI's own functions call some of the public names (shmem_finalize
 // calls shmem_barrier_all): a wrapper entered from inside another one's
 // call reports nothing, only the user's call counts.
+// Also marks where the call was entered: every wrapper sends its event after
+// its OpenSHMEM call ran (call_timing.h).
 class Nesting {
  public:
   Nesting() { ++depth(); }
@@ -79,6 +82,7 @@ class Nesting {
     thread_local int d = 0;
     return d;
   }
+  const intercept::CallEntry entered_;
 };
 
 // The address as every PE names it (shmem_events.h, SymAddr).

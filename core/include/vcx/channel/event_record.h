@@ -23,6 +23,9 @@ enum EventFlags : std::uint32_t {
   // ... in either stall mode: the tool decides an order the application
   // must follow (lock grants).
   kEventAlwaysReply = 1u << 1,
+  // The record ends with an EventTiming after the payload (traces want
+  // physical times: ChannelModeFlags::kModeTimestamps).
+  kEventTimed = 1u << 2,
 };
 
 struct EventHeader {
@@ -43,6 +46,36 @@ static_assert(alignof(EventHeader) <= 8);
 inline constexpr std::size_t kEventAlign = 8;
 inline constexpr std::size_t event_record_size(std::size_t payload) {
   return (sizeof(EventHeader) + payload + kEventAlign - 1) & ~(kEventAlign - 1);
+}
+
+// Physical times of a kEventTimed record, in ns of the application's
+// monotonic clock, after its payload padded to kEventAlign.
+struct EventTiming {
+  std::uint64_t enter_ns;           // the call that sent the event was entered
+  // When the call that sent the previous timed event of the channel
+  // returned; 0 if unknown (no such event, or another thread's).
+  std::uint64_t previous_leave_ns;
+};
+static_assert(sizeof(EventTiming) == 16);
+static_assert(std::is_trivially_copyable_v<EventTiming>);
+
+inline constexpr std::size_t timed_payload_offset(std::size_t payload) {
+  return (payload + kEventAlign - 1) & ~(kEventAlign - 1);
+}
+// Whole record size of an event with `payload` bytes and `flags`.
+inline constexpr std::size_t event_record_size(std::size_t payload, std::uint32_t flags) {
+  return event_record_size((flags & kEventTimed) ? timed_payload_offset(payload) +
+                                                       sizeof(EventTiming)
+                                                 : payload);
+}
+// The timing of a record, or nullptr when it has none (or its size cannot
+// hold one: a malformed record).
+inline const EventTiming* event_timing(const EventHeader& h) {
+  if (!(h.flags & kEventTimed) ||
+      h.size < sizeof(EventHeader) + timed_payload_offset(h.payload_size) + sizeof(EventTiming))
+    return nullptr;
+  return reinterpret_cast<const EventTiming*>(reinterpret_cast<const std::uint8_t*>(&h + 1) +
+                                              timed_payload_offset(h.payload_size));
 }
 
 // Channel-level control events (Model::Control).

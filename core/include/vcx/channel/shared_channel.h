@@ -60,6 +60,8 @@ enum ChannelModeFlags : std::uint32_t {
   // An analysis wants the program's loads and stores of exposed memory
   // (programs built with the vcx compiler wrappers report them).
   kModeLocalAccesses = 1u << 3,
+  // A module wants physical times: every event carries an EventTiming.
+  kModeTimestamps = 1u << 4,
 };
 
 // What the tool asks of the application while it sleeps.

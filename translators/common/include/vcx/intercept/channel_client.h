@@ -96,6 +96,9 @@ class ChannelClient {
   void wait(std::uint64_t ticket);
   // Waits in either stall mode (for begin_always_answered events).
   void wait_always(std::uint64_t ticket);
+  // The call of the last event returns now (for traces, call_timing.h);
+  // wait() and wait_always() say it themselves.
+  void stamp_return();
 
   // Serialises the model's own bookkeeping with the pushes (only when
   // several threads push).
@@ -145,6 +148,11 @@ class ChannelClient {
   bool no_stall_ = false;
   bool yield_in_waits_ = false;
   bool reply_wanted_ = false;
+  // Events carry EventTiming (kModeTimestamps); the return time of the call
+  // of the last timed event, for the next one (call_timing.h).
+  bool timed_ = false;
+  std::uint64_t previous_leave_ns_ = 0;
+  void stamp(void* payload, std::size_t payload_bytes);
   // The call of the last event begun, for messages about a failed tool.
   Model last_model_ = Model::Mpi;
   std::uint16_t last_call_ = 0;

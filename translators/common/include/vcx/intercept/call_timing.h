@@ -1,0 +1,45 @@
+// Physical times of the application's calls, for traces: when a call was
+// entered and when it returned, read from CLOCK_MONOTONIC (the vDSO, about
+// 16 ns a read) only while a module asks for them (kModeTimestamps).
+//
+// An event is usually sent as its call is entered (a send, a blocking
+// collective), so its enter time is the time it is begun. A call that sends
+// its event after its MPI or OpenSHMEM call ran (a receive, a wait) holds a
+// CallEntry from its start instead. The return of a call is known only after
+// its event left: the client stamps it when the call commits its event and
+// again when it waits after its MPI call, and sends it with the next event.
+#pragma once
+
+#include <cstdint>
+
+namespace vcx::intercept {
+
+// The trace clock in ns. Tests may skew it per rank (VCX_TEST_CLOCK_SKEW,
+// see start_trace_clock) to imitate the unsynchronised clocks of nodes.
+std::uint64_t trace_clock_ns();
+
+// Turns the stamps on for this process (at attach, when the tool asks) and
+// reads this rank's skew: VCX_TEST_CLOCK_SKEW="R:offset_ns:drift_ppm,..."
+// adds offset_ns + drift_ppm * 1e-6 * (t - t_start) to rank R's readings.
+// False and *error when the variable is malformed.
+bool start_trace_clock(int world_rank, const char** error);
+bool trace_clock_on();
+
+// Scoped: the calls this thread makes while one lives were entered when the
+// outermost one was made.
+class CallEntry {
+ public:
+  CallEntry() noexcept;
+  ~CallEntry();
+  CallEntry(const CallEntry&) = delete;
+  CallEntry& operator=(const CallEntry&) = delete;
+
+ private:
+  bool outermost_ = false;
+};
+
+// The enter time of the event this thread is about to send: its CallEntry's,
+// else now.
+std::uint64_t call_enter_ns();
+
+}  // namespace vcx::intercept
