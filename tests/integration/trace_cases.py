@@ -10,6 +10,15 @@ import tempfile
 from typing import Callable
 
 
+def run(cmd: list[str], timeout: float) -> str:
+    """Runs a command; its stdout, or RuntimeError with its stderr's tail."""
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=timeout)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr[-2000:]}")
+    return p.stdout
+
+
 def main(tag: str, check: Callable[[str, str, argparse.Namespace, str], list[str]],
          add_arguments: Callable[[argparse.ArgumentParser], None] = lambda ap: None) -> int:
     ap = argparse.ArgumentParser()

@@ -40,14 +40,7 @@ import otf2
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import trace_cases  # noqa: E402
-
-
-def run(cmd: list[str], timeout: float) -> str:
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       timeout=timeout)
-    if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr[-2000:]}")
-    return p.stdout
+from trace_cases import run  # noqa: E402
 
 
 def rank_of(location) -> int:

@@ -74,6 +74,14 @@ TEST_CASE("launcher options: all flags", "[launcher]") {
         std::vector<std::string>{"vclock", "trace", "race", "matches", "extra"});
 }
 
+TEST_CASE("launcher options: --view draws the trace, so it needs --trace", "[launcher]") {
+  const auto r = parse({"--trace", "out", "--view", "app"});
+  REQUIRE(r.ok());
+  CHECK(r.options.view);
+  CHECK_FALSE(parse({"--trace", "out", "app"}).options.view);
+  CHECK_THAT(parse({"--view", "app"}).error, Catch::Contains("--trace DIR"));
+}
+
 TEST_CASE("launcher options: --stall and its old spelling --no-stall", "[launcher]") {
   CHECK(parse({"--stall", "waits", "app"}).options.stall == "waits");
   CHECK(parse({"--stall=never", "app"}).options.stall == "never");

@@ -543,6 +543,7 @@ class Supervisor {
 
     const bool app_ran = app_.started() && !app_stopped_unattached_;
     if (app_ran) code = report_analyses(code);
+    if (app_ran && plan_.options.view && plan_.trace_dir) write_view(*plan_.trace_dir);
     if (plan_.matches_record) copy_matches_record();
     StatsReport stats = read_stats(session_.dir());
     if (app_ended_at_ && tool_ended_at_)
@@ -568,6 +569,28 @@ class Supervisor {
       say(err);
     }
     return code;
+  }
+
+  // --view: the trace's page, by vcx-trace beside this program.
+  void write_view(const std::string& dir) {
+    SpawnRequest req;
+    req.file = plan_.paths.trace_tool;
+    req.argv = {req.file, "view", dir};
+    req.env = env_.entries();
+    req.stdin_mode = Stream::DevNull;
+    req.stdout_mode = Stream::DevNull;
+    try {
+      Child view = Child::spawn(req);
+      view.wait();
+      if (view.status() && view.status()->success())
+        say("view of the run: " + dir + "/view.html");
+      else
+        say("--view: vcx-trace view " + dir + " failed (" +
+            (view.status() ? view.status()->describe() : std::string("no status")) +
+            "); the trace is there for another try");
+    } catch (const std::runtime_error& e) {
+      say(std::string("--view: ") + e.what());
+    }
   }
 
   // The analyses' reports: text on stderr, JSON in --report. Returns the

@@ -46,8 +46,11 @@ po::options_description settings_table() {
      "what starts the application job: hydra (MPICH's mpiexec), slurm (srun) or openmpi "
      "(oshrun); detected when not given")
     ("trace", po::value<std::string>()->value_name("DIR"),
-     "record every clocked call with its vector clock in DIR (created if missing); "
-     "read it with 'vcx-trace export DIR'")
+     "record every clocked call with its vector clock, times and source line in DIR "
+     "(created if missing); read it with 'vcx-trace export DIR'")
+    ("view", po::bool_switch(),
+     "with --trace: write the run's space-time view, DIR/view.html, when it ends "
+     "(vcx-trace view)")
     ("stall", po::value<std::string>()->value_name("never|waits"),
      "never (default): the application waits for its tool only when the channel is full or "
      "for a lock's grant; the tools lag behind and compute the same clocks. waits: the "
@@ -623,6 +626,11 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
       r.error = "--trace needs a directory name";
       return r;
     }
+  }
+  o.view = vm["view"].as<bool>();
+  if (o.view && !o.trace_dir) {
+    r.error = "--view draws the run's trace: give --trace DIR too";
+    return r;
   }
   for (const auto& name : names_of(vm, "modules")) {
     if (!valid_module_name(name)) {

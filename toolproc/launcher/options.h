@@ -39,6 +39,7 @@ struct LaunchOptions {
   std::optional<std::string> bind_to;                        // -bind-to X
   std::vector<std::string> launcher_args;                    // --launcher-args '...
   std::optional<std::string> trace_dir;  // as given
+  bool view = false;                     // write trace_dir/view.html after the run
   // never | waits, or empty: the tools choose (never, unless an analysis
   // needs the application to wait at every wait).
   std::string stall;

@@ -119,6 +119,7 @@ InstallPaths install_paths(const std::string& bindir, const Environment& env) {
   p.bindir = bindir;
   const fs::path bin(bindir);
   p.toolproc = env.get_nonempty("VCX_TOOLPROC").value_or((bin / "vcx-toolproc").string());
+  p.trace_tool = (bin / "vcx-trace").string();
   p.plugin_dir = env.get_nonempty("VCX_PLUGIN_DIR")
                      .value_or((bin.parent_path() / "lib" / "vcx").lexically_normal().string());
   // Trailing slashes would make the paths below look odd in messages.

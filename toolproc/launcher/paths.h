@@ -52,6 +52,8 @@ struct InstallPaths {
   std::string oshrun;
   // MPI+OpenSHMEM programs: the interceptor of both models.
   std::string hybrid_interceptor;
+  // vcx-trace, beside vcx-run (--view runs it).
+  std::string trace_tool;
 };
 
 inline constexpr const char* kInterceptorName = "libvcx-mpi-intercept.so";

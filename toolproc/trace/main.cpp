@@ -16,6 +16,7 @@
 #include <boost/program_options.hpp>
 
 #include "clock_condition.h"
+#include "html_view.h"
 #include "otf2_export.h"
 #include "site_names.h"
 #include "vcx/trace_format.h"
@@ -37,6 +38,7 @@ const char* const kUsage =
     "  summary DIR   per rank: clocked calls, calls by name, final clock\n"
     "  correct DIR   make the physical times respect the happened-before order\n"
     "  otf2 DIR OUT  write the trace as an OTF2 archive in the new directory OUT\n"
+    "  view DIR      write a space-time view of the run as one HTML page\n"
     "  help [CMD]    this text, or the options of CMD\n"
     "\n"
     "options:\n"
@@ -78,6 +80,17 @@ const char* const kOtf2Help =
     "and the vector clock of each call on its Leave (attributes vcx::clock[k]).\n"
     "With --corrected the times respect the clock condition (vcx-trace help\n"
     "correct).\n"
+    "\n";
+
+const char* const kViewHelp =
+    "usage: vcx-trace view [-o FILE] [--measured] DIR\n"
+    "\n"
+    "Writes one self-contained HTML page (DIR/view.html unless -o says where):\n"
+    "a lane per rank, each clocked call a box from its enter to its return,\n"
+    "arrows from each message's send to its receive, lines joining the members of\n"
+    "each collective. Drag to pan, wheel to zoom, click a call for its source\n"
+    "line, vector clock and the calls it happened after. Times are corrected\n"
+    "for the clock condition (vcx-trace help correct) unless --measured.\n"
     "\n";
 
 const char* const kSummaryHelp =
@@ -315,6 +328,23 @@ int run_otf2(const std::string& dir, const std::string& out,
   return 0;
 }
 
+int run_view(const std::string& dir, const std::string& out,
+             const vcx::trace::CorrectionOptions* corrected) {
+  try {
+    vcx::trace::TraceSet t = vcx::trace::TraceSet::load(dir);
+    vcx::trace::CorrectionReport report;
+    const bool correct = corrected && t.timed;
+    if (correct) t.correct_times(*corrected, &report);
+    const vcx::trace::ViewSummary s =
+        vcx::trace::write_view(t, dir, out, "vcx trace " + dir, correct, report.violations);
+    std::cout << "wrote " << out << ": " << t.ranks.size() << " ranks, " << s.calls << " calls, "
+              << s.messages << " messages, " << s.collectives << " collectives\n";
+  } catch (const vcx::trace::TraceError& e) {
+    throw DataError{e.what()};
+  }
+  return 0;
+}
+
 int run_correct(const std::string& dir, const vcx::trace::CorrectionOptions& o) {
   OpenTrace t = list_trace(dir);
   vcx::trace::Timelines lines = load_timelines(dir, t);
@@ -425,6 +455,7 @@ const char* help_of(const std::string& cmd) {
   if (cmd == "summary") return kSummaryHelp;
   if (cmd == "correct") return kCorrectHelp;
   if (cmd == "otf2") return kOtf2Help;
+  if (cmd == "view") return kViewHelp;
   return nullptr;
 }
 
@@ -436,7 +467,11 @@ po::options_description visible_options(const std::string& cmd) {
   if (cmd == "export" || cmd == "otf2")
     d.add_options()("corrected",
                     "times corrected for the clock condition (see vcx-trace help correct)");
-  if (cmd == "export" || cmd == "correct" || cmd == "otf2") {
+  if (cmd == "view")
+    d.add_options()("output,o", po::value<std::string>()->value_name("FILE"),
+                    "the page to write (default DIR/view.html)")(
+        "measured", "times as measured, not corrected for the clock condition");
+  if (cmd == "export" || cmd == "correct" || cmd == "otf2" || cmd == "view") {
     const vcx::trace::CorrectionOptions o;
     d.add_options()("min-latency",
                     po::value<std::int64_t>()->value_name("NS")->default_value(o.min_latency_ns),
@@ -499,7 +534,7 @@ int run(int argc, char** argv) {
                                             "directory"
                                           : ": expected one trace directory")};
   vcx::trace::CorrectionOptions correction;
-  if (cmd == "export" || cmd == "correct" || cmd == "otf2") {
+  if (cmd == "export" || cmd == "correct" || cmd == "otf2" || cmd == "view") {
     correction.min_latency_ns = vm["min-latency"].as<std::int64_t>();
     correction.gamma = vm["gamma"].as<double>();
     correction.max_stretch = vm["max-stretch"].as<double>();
@@ -516,6 +551,10 @@ int run(int argc, char** argv) {
   if (cmd == "correct") return run_correct(dirs[0], correction);
   if (cmd == "otf2")
     return run_otf2(dirs[0], dirs[1], vm.count("corrected") ? &correction : nullptr);
+  if (cmd == "view")
+    return run_view(dirs[0],
+                    vm.count("output") ? vm["output"].as<std::string>() : dirs[0] + "/view.html",
+                    vm.count("measured") ? nullptr : &correction);
   return run_summary(dirs[0]);
 }
 
