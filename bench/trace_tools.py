@@ -33,8 +33,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.environ.get("VCX_BUILD_DIR", "build"))
-    ap.add_argument("--scale", type=float, default=40,
-                    help="msgrate's iteration factor (40: about 1.1 million calls)")
+    ap.add_argument("--scale", type=float, default=80,
+                    help="msgrate's iteration factor (80: about 1.2 million calls)")
     args = ap.parse_args()
     bin_dir = os.path.join(args.build, "bin")
     vcx_run, vcx_trace = os.path.join(bin_dir, "vcx-run"), os.path.join(bin_dir, "vcx-trace")
