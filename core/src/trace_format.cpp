@@ -315,6 +315,17 @@ void Writer::append_group(GroupId id, std::span<const Rank> members) {
   commit_frame(FrameTag::Group, payload, p);
 }
 
+void Writer::append_sync(const ClockSync& sync) {
+  if (fd_ < 0 || failed()) return;
+  std::uint8_t* payload = reserve(kFrameHeadRoom + 1 + 8 + 2 * kMaxVarintBytes) + kFrameHeadRoom;
+  std::uint8_t* p = payload;
+  *p++ = static_cast<std::uint8_t>(sync.phase);
+  put_u64(p, sync.local_ns);
+  p = put_varint(p, zigzag(0, static_cast<std::uint64_t>(sync.offset_ns)));
+  p = put_varint(p, sync.rtt_ns);
+  commit_frame(FrameTag::Sync, payload, p);
+}
+
 void Writer::write_all(const std::uint8_t* p, std::size_t n) {
   while (n > 0) {
     const ssize_t w = ::write(fd_, p, n);
@@ -378,6 +389,7 @@ bool Reader::open(const std::string& path, std::string* error) {
   prev_event_ = prev_time_event_ = prev_enter_ = 0;
   sites_.clear();
   groups_.clear();
+  syncs_.clear();
   timed_ = false;
   times_.clear();
   pending_.clear();
@@ -481,7 +493,7 @@ bool Reader::read_frame() {
     if (len > kMaxFrameLength) return corrupt("frame length " + std::to_string(len));
     const auto tag = static_cast<FrameTag>(p[0]);
     if (tag != FrameTag::Definition && tag != FrameTag::Call && tag != FrameTag::Time &&
-        tag != FrameTag::Site && tag != FrameTag::Group)
+        tag != FrameTag::Site && tag != FrameTag::Group && tag != FrameTag::Sync)
       return corrupt("unknown frame tag " + std::to_string(p[0]));
     const std::size_t head = static_cast<std::size_t>(payload - p);
     const std::size_t total = head + static_cast<std::size_t>(len);
@@ -500,6 +512,7 @@ bool Reader::read_frame() {
       case FrameTag::Time: ok = parse_time(b, e); break;
       case FrameTag::Site: ok = parse_site(b, e); break;
       case FrameTag::Group: ok = parse_group(b, e); break;
+      case FrameTag::Sync: ok = parse_sync(b, e); break;
     }
     if (!ok) return false;
     pos_ += total;
@@ -547,6 +560,19 @@ bool Reader::parse_group(const std::uint8_t* p, const std::uint8_t* end) {
   }
   if (p != end) return corrupt("trailing bytes in group definition");
   groups_[id] = std::move(members);
+  return true;
+}
+
+bool Reader::parse_sync(const std::uint8_t* p, const std::uint8_t* end) {
+  ClockSync s;
+  std::uint64_t offset = 0;
+  if (p == end) return corrupt("empty clock sync");
+  s.phase = *p++;
+  if (s.phase > 1 || !get_u64(p, end, s.local_ns) || !(p = get_varint(p, end, offset)) ||
+      !(p = get_varint(p, end, s.rtt_ns)) || p != end)
+    return corrupt("bad clock sync");
+  s.offset_ns = static_cast<std::int64_t>(unzigzag(0, offset));
+  syncs_.push_back(s);
   return true;
 }
 

@@ -74,6 +74,11 @@ class TraceModule final : public Plugin, public ClockedCallObserver {
     report_failure();
   }
 
+  void on_clock_sync(const ClockSync& s) override {
+    writer_.append_sync(s);
+    report_failure();
+  }
+
   void on_event_time(const EventTime& t) override {
     if (!maps_written_) write_maps();
     writer_.append_time(t);

@@ -13,9 +13,12 @@ Each program runs twice under `vcx-run -n 3 --trace DIR`:
 2. With each rank's clock skewed (VCX_TEST_CLOCK_SKEW: rank 1 50 ms behind
    and 300 ppm fast, rank 2 40 ms ahead and 200 ppm slow), as on nodes whose
    clocks are not synchronised. Now the condition must fail somewhere, and
-   `vcx-trace correct` must count exactly the violations found here, leave
-   none, and `vcx-trace export --corrected` must give times that break none,
-   keep every rank's program order, and never move an event back.
+   `vcx-trace correct` must count exactly the violations found here, report
+   the injected offsets as the ones it measured, and leave no violation;
+   `vcx-trace export --corrected` must give times that break none and keep
+   every rank's program order, with the measured offsets applied first and
+   without them (`--no-offsets`: the logical correction alone, which never
+   moves an event back).
 
   trace_times.py --vcx-run PATH --vcx-trace PATH --sources DIR [--sources DIR...]
                  --program NAME=EXE [...] [--arg ARG ...]
@@ -80,6 +83,26 @@ def run(args, exe: str, trace: str, skew: str | None) -> None:
                        timeout=args.timeout)
     if p.returncode != 0:
         raise RuntimeError(f"vcx-run failed ({p.returncode}): {p.stderr[-2000:]}")
+
+
+def offset_problems(report: str) -> list[str]:
+    """The offsets vcx-trace correct reports must be the injected ones:
+    rank 0's clock minus the rank's, at the start, within a few ms (the
+    measuring round trip on an oversubscribed node)."""
+    problems = []
+    want = {0: 0.0}
+    for item in SKEW.split(","):
+        rank, offset, _ = item.split(":")
+        want[int(rank)] = -int(offset) / 1e6  # ms
+    got = {}
+    for m in re.finditer(r"^\s*(\d+)\s+([+-][\d.]+) (ns|us|ms)\s+[+-]", report, re.M):
+        scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0}[m.group(3)]
+        got[int(m.group(1))] = float(m.group(2)) * scale
+    for rank, offset in want.items():
+        if rank not in got or abs(got[rank] - offset) > 5:
+            problems.append(f"rank {rank}'s clock offset measured {got.get(rank)} ms, "
+                            f"injected {offset} ms")
+    return problems
 
 
 def program_order(records: list[dict]) -> list[str]:
@@ -149,17 +172,20 @@ def check(name: str, exe: str, args, work: str) -> list[str]:
     elif (int(m.group(1)), int(m.group(2))) != (found, 0):
         problems.append(f"vcx-trace correct counts {m.group(1)} violations and leaves "
                         f"{m.group(2)}; the definition gives {found}")
-    fixed = export(args, skewed, "--corrected")
-    problems += program_order(fixed)
-    left = violations(fixed)
-    if left:
-        problems.append(f"{left} violations left in the corrected times")
-    if [(r["rank"], r["seq"]) for r in fixed] != [(r["rank"], r["seq"]) for r in raw]:
-        problems.append("the corrected export has other calls than the raw one")
-    back = [r for r, f in zip(raw, fixed)
-            if f["enter_ns"] < r["enter_ns"] or f["leave_ns"] < r["leave_ns"]]
-    if back:
-        problems.append(f"{len(back)} calls moved back, e.g. {back[0]}")
+    problems += offset_problems(p.stdout)
+    # The logical correction alone, without the measured offsets, and both.
+    for extra in (["--no-offsets"], []):
+        fixed = export(args, skewed, "--corrected", *extra)
+        problems += [f"{' '.join(extra)} {x}" for x in program_order(fixed)]
+        left = violations(fixed)
+        if left:
+            problems.append(f"{left} violations left in the corrected times {extra}")
+        if [(r["rank"], r["seq"]) for r in fixed] != [(r["rank"], r["seq"]) for r in raw]:
+            problems.append("the corrected export has other calls than the raw one")
+        back = [r for r, f in zip(raw, fixed)
+                if f["enter_ns"] < r["enter_ns"] or f["leave_ns"] < r["leave_ns"]]
+        if extra and back:
+            problems.append(f"{len(back)} calls moved back, e.g. {back[0]}")
     print(f"[trace_times] {name}: skewed, {found} violations, none after correction",
           flush=True)
     return [f"{name}: {x}" for x in problems]

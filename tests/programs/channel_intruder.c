@@ -123,7 +123,7 @@ static uint32_t knock(int rank, const unsigned char *hello) {
 
 static void hello_for(unsigned char *h, int rank, const char *token) {
   const uint64_t magic = 0x3130484354415856ULL; /* "VXATCH01" */
-  const uint32_t version = 3, /* kAttachVersion, vcx/channel/attach.h */
+  const uint32_t version = 4, /* kAttachVersion, vcx/channel/attach.h */
                  world_rank = (uint32_t)rank, world_size = (uint32_t)n;
   const int32_t pid = (int32_t)getpid();
   memset(h, 0, kHelloBytes);

@@ -110,6 +110,44 @@ TEST_CASE("clock condition: a one-to-all orders only the root before the others"
   CHECK(r.ranks[0].moved == 0);
 }
 
+TEST_CASE("clock condition: measured offsets move a rank onto rank 0's clock, linearly",
+          "[trace][correct]") {
+  // Rank 1's clock: 1000 behind rank 0's at local time 0, and 2000 behind
+  // at local time 1,000,000 (it runs 1000 ppm fast).
+  Timelines t(2);
+  add(t, 0, 10'000, 10'100, {1, 0});
+  add(t, 1, 9'000, 9'200, {1, 1});        // receives from rank 0
+  add(t, 1, 500'000, 500'100, {1, 2});
+  std::vector<std::vector<vcx::ClockSync>> syncs(2);
+  syncs[1] = {{0, 1000, 0, 50}, {1, 2000, 1'000'000, 60}};
+  REQUIRE(t.count_violations(1) == 1);  // returns at 9200, before the enter at 10000
+  t.align(syncs);
+  // t + 1000 + 1000 * t / 1e6
+  CHECK(t.enter(1, 0) == 9'000 + 1000 + 9);
+  CHECK(t.leave(1, 0) == 9'200 + 1000 + 9);
+  CHECK(t.enter(1, 1) == 500'000 + 1000 + 500);
+  CHECK(t.enter(0, 0) == 10'000);  // rank 0 is the reference, without measurements
+  const auto r = t.correct(CorrectionOptions{});
+  CHECK(r.ranks[1].aligned);
+  CHECK(r.ranks[1].offset_start_ns == 1000);
+  CHECK(r.ranks[1].offset_end_ns == 2000);
+  CHECK(r.ranks[1].drift_ppm == Approx(1000));
+  CHECK(r.ranks[1].violations_measured == 1);
+  CHECK(r.violations_measured == 1);
+  // The return moved to 10209, after rank 0's enter at 10000.
+  CHECK(r.violations == 0);
+  CHECK(r.violations_after == 0);
+
+  // One measurement only: a constant offset.
+  Timelines one(2);
+  add(one, 1, 100, 200, {0, 1});
+  std::vector<std::vector<vcx::ClockSync>> start_only(2);
+  start_only[1] = {{0, -50, 0, 10}};
+  one.align(start_only);
+  CHECK(one.enter(1, 0) == 50);
+  CHECK(one.leave(1, 0) == 150);
+}
+
 namespace {
 
 // A random run with known true times: point-to-point messages and

@@ -472,6 +472,7 @@ TEST_CASE("trace groups are read back, and calls name them", "[trace]") {
   REQUIRE_FALSE(r.next(rec));
   REQUIRE(r.error() == "");
   REQUIRE(r.groups().at(0x99) == odd);
+  REQUIRE(r.syncs().empty());
 
   // A member outside the world is corruption.
   trace::Writer bad;
@@ -481,6 +482,34 @@ TEST_CASE("trace groups are read back, and calls name them", "[trace]") {
   REQUIRE(r.open(dir / "bad.vcxt", nullptr));
   REQUIRE_FALSE(r.next(rec));
   REQUIRE(r.error().find("group member") != std::string::npos);
+}
+
+TEST_CASE("trace clock offsets are read back", "[trace]") {
+  TempDir dir;
+  trace::Writer w;
+  REQUIRE(w.open(dir / "s.vcxt", Rank{1}, 2, nullptr));
+  const ClockSync start{0, -123'456'789, 1'000'000'000'000ull, 4'000};
+  const ClockSync end{1, 987'654, 1'000'090'000'000ull, 3'000};
+  w.append_sync(start);
+  Call c;
+  c.name = "MPI_Send";
+  c.clock = {0, 1};
+  w.append(c.view(Rank{1}));
+  w.append_sync(end);
+  w.close();
+  trace::Reader r;
+  REQUIRE(r.open(dir / "s.vcxt", nullptr));
+  const auto got = read_all(r);
+  REQUIRE(got.size() == 1);
+  REQUIRE(r.error() == "");
+  REQUIRE(r.syncs().size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const ClockSync& want = i ? end : start;
+    CHECK(r.syncs()[i].phase == want.phase);
+    CHECK(r.syncs()[i].offset_ns == want.offset_ns);
+    CHECK(r.syncs()[i].local_ns == want.local_ns);
+    CHECK(r.syncs()[i].rtt_ns == want.rtt_ns);
+  }
 }
 
 TEST_CASE("trace reader rejects what is not a readable trace", "[trace]") {

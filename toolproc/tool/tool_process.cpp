@@ -418,6 +418,13 @@ void ToolProcess::report_event_time(const EventHeader& ev) {
 
 void ToolProcess::handle_control_event(const EventHeader& ev) {
   report_event_time(ev);
+  if (static_cast<ControlEvent>(ev.type) == ControlEvent::ClockSync &&
+      ev.payload_size >= sizeof(ClockSyncEvent)) {
+    ClockSyncEvent e;
+    std::memcpy(&e, &ev + 1, sizeof e);
+    const ClockSync s{e.phase, e.offset_ns, e.local_ns, e.rtt_ns};
+    for (ClockedCallObserver* o : timed_observers_) o->on_clock_sync(s);
+  }
   if (static_cast<ControlEvent>(ev.type) == ControlEvent::Detach) {
     detach_seen_ = true;
     app_state_ = AppState::Finalized;

@@ -12,7 +12,7 @@ constexpr std::int64_t kNoLimit = std::numeric_limits<std::int64_t>::max();
 
 }  // namespace
 
-Timelines::Timelines(std::uint32_t world_size) : ranks_(world_size) {
+Timelines::Timelines(std::uint32_t world_size) : ranks_(world_size), alignment_(world_size) {
   for (RankLine& l : ranks_) {
     l.last_clock.assign(world_size, 0);
     l.first.push_back(0);
@@ -67,13 +67,49 @@ std::span<const Timelines::Source> Timelines::sources(std::uint32_t rank, std::s
   return {l.sources.data() + l.source_first[call], l.sources.data() + l.source_first[call + 1]};
 }
 
-std::uint64_t Timelines::count_violations(std::int64_t min_latency_ns) const {
-  std::uint64_t n = 0;
+std::vector<std::uint64_t> Timelines::violations_per_rank(std::int64_t min_latency_ns) const {
+  std::vector<std::uint64_t> n(ranks_.size(), 0);
   for (std::uint32_t r = 0; r < ranks_.size(); ++r)
     for (std::size_t i = 0; i < calls(r); ++i)
       for (const Source& s : sources(r, i))
-        n += leave(r, i) < enter(s.rank, s.call) + min_latency_ns;
+        n[r] += leave(r, i) < enter(s.rank, s.call) + min_latency_ns;
   return n;
+}
+
+std::uint64_t Timelines::count_violations(std::int64_t min_latency_ns) const {
+  std::uint64_t n = 0;
+  for (std::uint64_t v : violations_per_rank(min_latency_ns)) n += v;
+  return n;
+}
+
+void Timelines::align(std::span<const std::vector<ClockSync>> syncs) {
+  const auto measured = violations_per_rank(CorrectionOptions{}.min_latency_ns);
+  for (std::uint32_t r = 0; r < ranks_.size(); ++r) {
+    alignment_[r].violations_measured = measured[r];
+    if (r < syncs.size()) align_rank(r, syncs[r]);
+  }
+  aligned_ = true;
+}
+
+void Timelines::align_rank(std::uint32_t rank, std::span<const ClockSync> syncs) {
+  const ClockSync* start = nullptr;
+  const ClockSync* end = nullptr;
+  for (const ClockSync& s : syncs) (s.phase == 0 ? start : end) = &s;
+  if (!start) start = end;
+  if (!start) return;
+  if (!end || end->local_ns <= start->local_ns) end = start;
+  RankCorrection& a = alignment_[rank];
+  a.aligned = true;
+  a.offset_start_ns = start->offset_ns;
+  a.offset_end_ns = end->offset_ns;
+  const double span = static_cast<double>(end->local_ns) - static_cast<double>(start->local_ns);
+  const double slope =
+      span > 0 ? static_cast<double>(end->offset_ns - start->offset_ns) / span : 0.0;
+  a.drift_ppm = slope * 1e6;
+  for (std::int64_t& t : ranks_[rank].t) {
+    const double since = static_cast<double>(t) - static_cast<double>(start->local_ns);
+    t += start->offset_ns + static_cast<std::int64_t>(std::llround(slope * since));
+  }
 }
 
 namespace {
@@ -171,13 +207,15 @@ CorrectionReport Timelines::correct(const CorrectionOptions& options) {
   if (!linked_) link();
   const auto n = static_cast<std::uint32_t>(ranks_.size());
   CorrectionReport report;
-  report.ranks.resize(n);
+  report.ranks = alignment_;
   report.unresolved = unresolved_;
-  for (std::uint32_t r = 0; r < n; ++r)
-    for (std::size_t i = 0; i < calls(r); ++i)
-      for (const Source& s : sources(r, i))
-        report.ranks[r].violations += leave(r, i) < enter(s.rank, s.call) + options.min_latency_ns;
-  for (const RankCorrection& rc : report.ranks) report.violations += rc.violations;
+  const auto before = violations_per_rank(options.min_latency_ns);
+  for (std::uint32_t r = 0; r < n; ++r) {
+    report.ranks[r].violations = before[r];
+    if (!aligned_) report.ranks[r].violations_measured = before[r];
+    report.violations += before[r];
+    report.violations_measured += report.ranks[r].violations_measured;
+  }
 
   std::vector<Corrector::Line> lines(n);
   for (std::uint32_t r = 0; r < n; ++r) {

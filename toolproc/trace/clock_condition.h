@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "vcx/exchange.h"
 #include "vcx/types.h"
 
 namespace vcx::trace {
@@ -36,9 +37,18 @@ struct CorrectionOptions {
   double max_stretch = 0.01;
   // ... and over at most this many events.
   std::size_t max_amortised_events = 100000;
+  // First move every rank's times by its clock's measured offset to rank
+  // 0's (Timelines::align), linear between the start and the end.
+  bool use_offsets = true;
 };
 
 struct RankCorrection {
+  // The rank's clock against rank 0's (align()): offsets at the start and
+  // the end, the drift between them; none without measurements.
+  bool aligned = false;
+  std::int64_t offset_start_ns = 0, offset_end_ns = 0;
+  double drift_ppm = 0;
+  std::uint64_t violations_measured = 0;  // before align(), as recorded
   std::uint64_t violations = 0;  // returns before the enter of a call they happened after
   std::uint64_t moved = 0;       // events whose time changed
   std::int64_t max_shift_ns = 0;  // largest move of one event (corrections only add)
@@ -46,7 +56,8 @@ struct RankCorrection {
 
 struct CorrectionReport {
   std::vector<RankCorrection> ranks;
-  std::uint64_t violations = 0;       // before the correction, all ranks
+  std::uint64_t violations_measured = 0;  // in the times as recorded
+  std::uint64_t violations = 0;       // before the correction (after align()), all ranks
   std::uint64_t violations_after = 0;  // after it (0 unless the trace is inconsistent)
   std::uint64_t unresolved = 0;  // clock entries naming calls the trace does not hold
 };
@@ -81,6 +92,14 @@ class Timelines {
 
   // Violations of the clock condition in the current times.
   std::uint64_t count_violations(std::int64_t min_latency_ns) const;
+  // Per returning rank.
+  std::vector<std::uint64_t> violations_per_rank(std::int64_t min_latency_ns) const;
+
+  // Moves every rank's times onto rank 0's clock: by the offset measured at
+  // the start, and, with one at the end too, by the offset interpolated
+  // between the two (a constant drift). `syncs[r]`: rank r's measurements
+  // (none: the rank stays as it is). Call once, after every call was added.
+  void align(std::span<const std::vector<ClockSync>> syncs);
 
   // Moves events forward (never back) so that the clock condition holds,
   // keeping local intervals as described at CorrectionOptions.
@@ -104,6 +123,10 @@ class Timelines {
   void link() const;
 
   std::vector<RankLine> ranks_;
+  void align_rank(std::uint32_t rank, std::span<const ClockSync> syncs);
+
+  std::vector<RankCorrection> alignment_;  // per rank, what align() did
+  bool aligned_ = false;
   mutable bool linked_ = false;
   mutable std::uint64_t unresolved_ = 0;
 };

@@ -63,10 +63,13 @@ const char* const kCorrectHelp =
     "Checks the clock condition on the trace's physical times: a call returns\n"
     "after the enter of every call of another rank it happened after (its vector\n"
     "clock says which). Clocks of different nodes have offsets and drift, so a\n"
-    "trace may break it. The extended controlled logical clock moves such returns\n"
+    "trace may break it. First each rank's times move onto rank 0's clock by the\n"
+    "offsets measured at the start and the end of the run (unless --no-offsets);\n"
+    "then the extended controlled logical clock moves the returns still too early\n"
     "forward, spreads each jump over the events before it and lets the clock\n"
-    "catch up after it; nothing moves back. Prints how many violations each rank\n"
-    "had and how far its events moved; `export --corrected` prints the times.\n"
+    "catch up after it, moving nothing back. Prints the offsets, how many\n"
+    "violations each rank had and how far its events moved; `export --corrected`\n"
+    "prints the times.\n"
     "\n";
 
 const char* const kOtf2Help =
@@ -269,11 +272,12 @@ void finish_rank(const vcx::trace::Reader& reader, const vcx::trace::RankFile& f
 }
 
 // Every rank's calls as time lines, for the clock condition.
-vcx::trace::Timelines load_timelines(const std::string& dir, OpenTrace& t) {
+vcx::trace::Timelines load_timelines(const std::string& dir, OpenTrace& t, bool aligned) {
   vcx::trace::Reader reader;
   vcx::trace::Record rec;
   open_rank(reader, t.files.front(), t);  // learns the world size
   vcx::trace::Timelines lines(t.world_size);
+  std::vector<std::vector<vcx::ClockSync>> syncs(t.world_size);
   bool timed = false;
   for (const auto& f : t.files) {
     open_rank(reader, f, t);
@@ -284,7 +288,9 @@ vcx::trace::Timelines load_timelines(const std::string& dir, OpenTrace& t) {
       ++n;
     }
     finish_rank(reader, f, n);
+    syncs[f.rank.value] = reader.syncs();
   }
+  if (aligned) lines.align(syncs);
   if (!timed)
     throw DataError{dir + " has no physical times (it was traced by a vcx that did not record "
                           "them); trace the run again"};
@@ -300,6 +306,10 @@ std::string duration_text(std::int64_t ns) {
   else
     std::snprintf(b, sizeof b, "%.1f ms", static_cast<double>(ns) / 1e6);
   return b;
+}
+
+std::string signed_duration(std::int64_t ns) {
+  return (ns < 0 ? "-" : "+") + duration_text(ns < 0 ? -ns : ns);
 }
 
 // ------------------------------------------------------------------ commands
@@ -347,12 +357,26 @@ int run_view(const std::string& dir, const std::string& out,
 
 int run_correct(const std::string& dir, const vcx::trace::CorrectionOptions& o) {
   OpenTrace t = list_trace(dir);
-  vcx::trace::Timelines lines = load_timelines(dir, t);
+  vcx::trace::Timelines lines = load_timelines(dir, t, o.use_offsets);
   const vcx::trace::CorrectionReport r = lines.correct(o);
-  std::cout << "clock condition of " << dir << ": " << r.violations << " violation"
-            << (r.violations == 1 ? "" : "s")
-            << " (a call returning before the enter of a call it happened after), "
-            << r.violations_after << " left after correction\n";
+  const bool aligned = std::any_of(r.ranks.begin(), r.ranks.end(),
+                                   [](const auto& k) { return k.aligned; });
+  std::cout << "clock condition of " << dir << ": " << r.violations_measured << " violation"
+            << (r.violations_measured == 1 ? "" : "s")
+            << " (a call returning before the enter of a call it happened after)";
+  if (aligned) std::cout << ", " << r.violations << " after the measured offsets";
+  std::cout << ", " << r.violations_after << " left after correction\n";
+  if (aligned) {
+    std::cout << "rank  offset at start  offset at end  drift\n";
+    for (std::uint32_t k = 0; k < r.ranks.size(); ++k) {
+      if (!r.ranks[k].aligned) continue;
+      char row[128];
+      std::snprintf(row, sizeof row, "%4u  %15s  %13s  %.1f ppm\n", k,
+                    signed_duration(r.ranks[k].offset_start_ns).c_str(),
+                    signed_duration(r.ranks[k].offset_end_ns).c_str(), r.ranks[k].drift_ppm);
+      std::cout << row;
+    }
+  }
   std::cout << "rank  violations  events moved  largest move\n";
   for (std::uint32_t k = 0; k < r.ranks.size(); ++k) {
     char row[96];
@@ -373,7 +397,7 @@ int run_export(const std::string& dir, std::optional<std::uint32_t> only_rank,
   OpenTrace t = list_trace(dir);
   std::optional<vcx::trace::Timelines> lines;
   if (corrected) {
-    lines.emplace(load_timelines(dir, t));
+    lines.emplace(load_timelines(dir, t, corrected->use_offsets));
     lines->correct(*corrected);
   }
   if (only_rank) {
@@ -479,7 +503,9 @@ po::options_description visible_options(const std::string& cmd) {
         "gamma", po::value<double>()->value_name("G")->default_value(o.gamma, "0.99"),
         "after a jump, intervals shrink to no less than G of their length")(
         "max-stretch", po::value<double>()->value_name("S")->default_value(o.max_stretch, "0.01"),
-        "a jump spreads over the events before it, stretching them by at most S");
+        "a jump spreads over the events before it, stretching them by at most S")(
+        "no-offsets", "do not first move each rank onto rank 0's clock by the offsets "
+                      "measured at the start and the end of the run");
   }
   return d;
 }
@@ -538,6 +564,7 @@ int run(int argc, char** argv) {
     correction.min_latency_ns = vm["min-latency"].as<std::int64_t>();
     correction.gamma = vm["gamma"].as<double>();
     correction.max_stretch = vm["max-stretch"].as<double>();
+    correction.use_offsets = vm.count("no-offsets") == 0;
     if (correction.min_latency_ns < 0) throw UsageError{cmd + ": --min-latency must be >= 0"};
     if (!(correction.gamma > 0 && correction.gamma <= 1))
       throw UsageError{cmd + ": --gamma must be in (0, 1]"};

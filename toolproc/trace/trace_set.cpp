@@ -18,7 +18,7 @@ TraceSet TraceSet::load(const std::string& dir) {
     if (reader.world_size() != t.world_size)
       throw TraceError(f.path + " was written for " + std::to_string(reader.world_size()) +
                        " ranks, the other files for " + std::to_string(t.world_size));
-    RankTrace rt{f.rank, f.path, {}, false};
+    RankTrace rt{f.rank, f.path, {}, {}, false};
     Record rec;
     while (reader.next(rec)) {
       t.timed = t.timed || rec.enter_ns != 0;
@@ -26,21 +26,26 @@ TraceSet TraceSet::load(const std::string& dir) {
     }
     if (!reader.error().empty()) throw TraceError(reader.error());
     rt.truncated = reader.truncated();
+    rt.syncs = reader.syncs();
     for (const auto& [id, members] : reader.groups()) t.groups.try_emplace(id, members);
     t.ranks.push_back(std::move(rt));
   }
   return t;
 }
 
-Timelines TraceSet::timelines() const {
+Timelines TraceSet::timelines(bool aligned) const {
   Timelines lines(world_size);
-  for (const RankTrace& r : ranks)
+  std::vector<std::vector<ClockSync>> syncs(world_size);
+  for (const RankTrace& r : ranks) {
     for (const Record& c : r.calls) lines.add_call(r.rank.value, c.enter_ns, c.leave_ns, c.clock);
+    syncs[r.rank.value] = r.syncs;
+  }
+  if (aligned) lines.align(syncs);
   return lines;
 }
 
 void TraceSet::correct_times(const CorrectionOptions& o, CorrectionReport* report) {
-  Timelines lines = timelines();
+  Timelines lines = timelines(o.use_offsets);
   const CorrectionReport r = lines.correct(o);
   for (RankTrace& rt : ranks)
     for (std::size_t i = 0; i < rt.calls.size(); ++i) {

@@ -23,6 +23,7 @@ struct RankTrace {
   Rank rank;
   std::string path;
   std::vector<Record> calls;
+  std::vector<ClockSync> syncs;  // its clock against rank 0's
   bool truncated = false;  // the file ends in a partial frame (a crash)
 };
 
@@ -36,8 +37,9 @@ class TraceSet {
   std::unordered_map<std::uint64_t, std::vector<Rank>> groups;
   bool timed = false;  // the calls have physical times
 
-  // The calls as time lines (rank files that are missing count as empty).
-  Timelines timelines() const;
+  // The calls as time lines (rank files that are missing count as empty),
+  // moved onto rank 0's clock by the measured offsets when `aligned`.
+  Timelines timelines(bool aligned) const;
   // The ranks' call times after the clock-condition correction; the report
   // of the correction in *report when given.
   void correct_times(const CorrectionOptions& o, CorrectionReport* report = nullptr);

@@ -128,6 +128,15 @@ struct EventTime {
   std::uint64_t call_site = 0;  // return address into the program, 0 if unknown
 };
 
+// An application rank's clock against rank 0's (ClockSyncEvent), for
+// modules that want times.
+struct ClockSync {
+  std::uint32_t phase = 0;  // 0: start of the run, 1: end
+  std::int64_t offset_ns = 0;
+  std::uint64_t local_ns = 0;
+  std::uint64_t rtt_ns = 0;
+};
+
 class ClockedCallObserver {
  public:
   virtual ~ClockedCallObserver() = default;
@@ -150,6 +159,8 @@ class ClockedCallObserver {
   // Every timed event as the tool reads it, in channel order, before its
   // clocked call (if any) ran (kNeedsTimestamps).
   virtual void on_event_time(const EventTime& t) { (void)t; }
+  // The rank's clock against rank 0's, at the start and at the end.
+  virtual void on_clock_sync(const ClockSync& s) { (void)s; }
   virtual void on_signal(const SignalArrival& s) { (void)s; }
   // This rank's engine sent a signal (in program order, as it ran the call).
   virtual void on_signal_sent(Rank dst, QueueId queue, std::uint64_t position) {

@@ -55,6 +55,7 @@ enum class FrameTag : std::uint8_t {
   Time = 3,        // physical times of one application event (docs/trace-format.md)
   Site = 4,        // varint ref, u64 call-site address
   Group = 5,       // u64 group id, varint count, varint member*
+  Sync = 6,        // u8 phase, u64 local time, zigzag offset, varint round trip
 };
 
 // First payload byte of a Call frame.
@@ -112,6 +113,8 @@ class Writer {
   void append_time(const EventTime& t);
   // A group of ranks, before a call names it.
   void append_group(GroupId id, std::span<const Rank> members);
+  // The rank's clock against rank 0's.
+  void append_sync(const ClockSync& s);
   void flush();  // hands the buffer to the kernel (no fsync)
   void close();
 
@@ -183,6 +186,8 @@ class Reader {
   bool timed() const { return timed_; }
   // The groups defined so far (every group a call returned by next() names).
   const std::unordered_map<std::uint64_t, std::vector<Rank>>& groups() const { return groups_; }
+  // The rank's clock offsets read so far (the end one comes last in a file).
+  const std::vector<ClockSync>& syncs() const { return syncs_; }
   // True once a partial frame was found at the end of the file.
   bool truncated() const { return truncated_; }
   // Non-empty if reading stopped at a frame that is complete but malformed,
@@ -204,6 +209,7 @@ class Reader {
   bool parse_time(const std::uint8_t* p, const std::uint8_t* end);
   bool parse_site(const std::uint8_t* p, const std::uint8_t* end);
   bool parse_group(const std::uint8_t* p, const std::uint8_t* end);
+  bool parse_sync(const std::uint8_t* p, const std::uint8_t* end);
   // Reads one frame into the pending state; false at the end or an error.
   bool read_frame();
   // Whether the oldest pending call has all the times it will get.
@@ -232,6 +238,7 @@ class Reader {
   std::uint64_t prev_enter_ = 0;
   std::vector<std::uint64_t> sites_;
   std::unordered_map<std::uint64_t, std::vector<Rank>> groups_;
+  std::vector<ClockSync> syncs_;
   bool timed_ = false;
   std::deque<Times> times_;     // of events not yet delivered, in event order
   std::deque<Record> pending_;  // calls waiting for their return time

@@ -211,6 +211,17 @@ void ChannelClient::finish(Model model, std::uint16_t finalize_call) {
   // that this rank is gone, and the tool still reads the ring meanwhile.
 }
 
+void ChannelClient::send_clock_sync(const ClockSyncEvent& e) {
+  if (!active_) return;
+  lock();
+  if (void* p = producer_.begin(Model::Control, static_cast<std::uint16_t>(ControlEvent::ClockSync),
+                                0, sizeof e)) {
+    std::memcpy(p, &e, sizeof e);
+    producer_.commit();
+  }
+  unlock();
+}
+
 void ChannelClient::end_other_models(Model model) {
   for (std::size_t m = 0; m < kModels; ++m)
     if (m != index(model) && active_ && joined_[m] && ends_[m]) ends_[m]();

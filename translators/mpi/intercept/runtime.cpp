@@ -161,7 +161,10 @@ void Runtime::start(int thread_level) {
   setup.progress = &drive_progress;
   setup.call_name = &call_name;
   setup.end = [] { runtime().stop(); };
-  if (!client_.attach(setup)) return;
+  if (!client_.attach(setup)) {
+    clock_sync_.start(client_);  // collective: agrees with the others not to measure
+    return;
+  }
   serialise_ = setup.serialise;
   forced_matches().load(world_rank_, world_group_, thread_level);
   force_ = forced_matches().active();
@@ -176,6 +179,7 @@ void Runtime::start(int thread_level) {
   ev.thread_level = thread_level;
   push(mpi::Call::Init, ev, false);
   client_.set_local_access_event(Model::Mpi, static_cast<std::uint16_t>(mpi::Call::Load));
+  clock_sync_.start(client_);
 }
 
 // Open MPI hands out one predefined, already complete request for every

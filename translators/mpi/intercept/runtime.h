@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../common/mpi_events.h"
+#include "clock_sync.h"
 #include "vcx/intercept/call_timing.h"
 #include "vcx/intercept/channel_client.h"
 #include "vcx/intercept/ending.h"
@@ -74,6 +75,8 @@ class Runtime {
   void start(int thread_level);
   // Before PMPI_Finalize: drain, say goodbye, detach.
   void stop();
+  // In MPI_Finalize, before stop(): the clocks' offsets at the end (traces).
+  void measure_clocks_at_end() { clock_sync_.stop(); }
   bool active() const { return client_.active(Model::Mpi); }
   bool stalls() const { return active() && !client_.no_stall(); }
   // Whether blocking calls yield the core while they wait: the tool needs it
@@ -188,6 +191,7 @@ class Runtime {
 
   // Shared with the OpenSHMEM interceptor in MPI+OpenSHMEM programs.
   intercept::ChannelClient& client_ = intercept::process_client();
+  ClockSync clock_sync_;
   bool serialise_ = false;  // MPI_THREAD_MULTIPLE: several threads push
   bool force_ = false;      // a replay forces matches (forced_matches.h)
   static void note_progress();

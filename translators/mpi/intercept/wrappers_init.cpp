@@ -18,6 +18,7 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
 }
 
 int MPI_Finalize(void) {
+  runtime().measure_clocks_at_end();
   runtime().stop();
   return PMPI_Finalize();
 }

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "clock_sync.h"
 #include "report.h"
 
 namespace vcx::shmem_intercept {
@@ -111,7 +112,10 @@ void Runtime::start(Call call, int thread_level) {
   setup.serialise = thread_level == SHMEM_THREAD_MULTIPLE;
   setup.abort_job = &abort_job;
   setup.call_name = &call_name;
-  if (!client_.attach(setup)) return;
+  if (!client_.attach(setup)) {
+    clock_sync_start(client_);  // collective: agrees with the others not to measure
+    return;
+  }
   // Registered after Open MPI's own exit handler, so it runs before it.
   if (call == Call::start_pes) std::atexit(&finish_at_exit);
   map_segments();
@@ -122,6 +126,7 @@ void Runtime::start(Call call, int thread_level) {
   push(call, ev, false);
   client_.set_local_access_event(Model::Shmem, static_cast<std::uint16_t>(Call::load));
   expose_static_memory();
+  clock_sync_start(client_);
 }
 
 void Runtime::stop() {

@@ -1,4 +1,5 @@
 // shmem_init, shmem_init_thread, start_pes, shmem_finalize, shmem_global_exit.
+#include "clock_sync.h"
 #include "report.h"
 #include "vcx/intercept/ending.h"
 
@@ -27,7 +28,10 @@ void start_pes(int npes) {
 
 void shmem_finalize(void) {
   const Nesting nesting;
-  if (nesting.outermost()) runtime().stop();
+  if (nesting.outermost()) {
+    clock_sync_end();
+    runtime().stop();
+  }
   pshmem_finalize();
 }
 

@@ -21,7 +21,7 @@
 namespace vcx::channel {
 
 inline constexpr std::uint64_t kAttachMagic = 0x3130'4843'5441'5856ULL;  // "VXATCH01"
-inline constexpr std::uint32_t kAttachVersion = 3;  // 3: events carry call sites
+inline constexpr std::uint32_t kAttachVersion = 4;  // 4: events may carry their times
 inline constexpr std::size_t kTokenBytes = 64;
 
 struct AttachHello {

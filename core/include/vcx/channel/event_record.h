@@ -81,7 +81,21 @@ inline const EventTiming* event_timing(const EventHeader& h) {
 // Channel-level control events (Model::Control).
 enum class ControlEvent : std::uint16_t {
   Detach = 1,  // the application finished normally (e.g. after MPI_Finalize)
+  ClockSync = 2,  // this rank's clock against rank 0's (ClockSyncEvent)
 };
+
+// Payload of ClockSync: the offset of rank 0's trace clock to this rank's,
+// measured by the interceptor with a few ping-pongs with rank 0 at the start
+// and at the end of the run (the one with the shortest round trip counts).
+// Rank 0 sends offset 0.
+struct ClockSyncEvent {
+  std::uint32_t phase;   // 0: at the start, 1: at the end
+  std::uint32_t rounds;  // ping-pongs measured
+  std::int64_t offset_ns;  // rank 0's clock minus this rank's, at local_ns
+  std::uint64_t local_ns;  // this rank's clock in the middle of the best round
+  std::uint64_t rtt_ns;    // that round's round trip: the offset is within half of it
+};
+static_assert(sizeof(ClockSyncEvent) == 32);
 
 // Payload of Detach: the application's own account of its waiting, which a
 // tool without a shared block (TCP channel) cannot read otherwise.

@@ -18,7 +18,7 @@
 namespace vcx::channel {
 
 inline constexpr std::uint64_t kChannelMagic = 0x3130'4e4e'4843'5856ULL;  // "VXCHNN01"
-inline constexpr std::uint32_t kChannelLayoutVersion = 3;  // 3: events carry call sites
+inline constexpr std::uint32_t kChannelLayoutVersion = 4;  // 4: events may carry their times
 inline constexpr std::size_t kCacheLine = 64;
 
 struct alignas(kCacheLine) ChannelControl {

@@ -70,6 +70,10 @@ class ChannelClient {
   // Whether the model started and its events reach the tool.
   bool active(Model model) const { return active_ && joined_[index(model)]; }
   bool no_stall() const { return no_stall_; }
+  // Whether events carry their times (a module wants them, call_timing.h).
+  bool timed() const { return timed_; }
+  // This rank's clock against rank 0's, for the tool (no-op when inactive).
+  void send_clock_sync(const ClockSyncEvent& e);
   // Blocking calls should yield the core while they wait (kModeYieldInWaits).
   bool yield_in_waits() const { return yield_in_waits_; }
   // The channel's modes, as the tool set them (channel::ChannelModeFlags).
