@@ -270,8 +270,8 @@ void Writer::append(const ClockedCall& call) {
     p = put_varint(p, call.messages.size());
     for (const MessageEnd& m : call.messages) {
       const bool other_comm = m.queue.a != call.queue.a;
-      p = put_varint(p, (std::uint64_t{m.peer.value} << 2) | (m.sent ? 2u : 0u) |
-                            (other_comm ? 1u : 0u));
+      p = put_varint(p, (std::uint64_t{m.peer.value} << 3) | (m.wildcard ? 4u : 0u) |
+                            (m.sent ? 2u : 0u) | (other_comm ? 1u : 0u));
       if (other_comm) put_u64(p, m.queue.a);
       p = put_varint(p, m.queue.b);
       p = put_varint(p, m.position);
@@ -650,9 +650,10 @@ bool Reader::parse_call(const std::uint8_t* p, const std::uint8_t* end, Record& 
     for (std::uint64_t k = 0; k < count; ++k) {
       std::uint64_t head = 0;
       MessageEnd m;
-      if (!(p = get_varint(p, end, head)) || (head >> 2) >= header_.world_size)
+      if (!(p = get_varint(p, end, head)) || (head >> 3) >= header_.world_size)
         return corrupt("bad message");
-      m.peer = Rank{static_cast<std::uint32_t>(head >> 2)};
+      m.peer = Rank{static_cast<std::uint32_t>(head >> 3)};
+      m.wildcard = (head & 4) != 0;
       m.sent = (head & 2) != 0;
       m.queue.a = out.queue.a;
       if ((head & 1) && !get_u64(p, end, m.queue.a)) return corrupt("bad message queue");

@@ -150,7 +150,7 @@ bool VclockEngine::execute(const Op& op) {
       for (ClockedCallObserver* o : signal_observers_)
         o->on_signal_sent(op.peer, op.queue, op.value);
       peers_.push_back(op.peer);
-      messages_.push_back(MessageEnd{op.peer, true, op.queue, op.value});
+      messages_.push_back(MessageEnd{op.peer, true, false, op.queue, op.value});
       if (call_queue_ == QueueId{}) call_queue_ = op.queue;
       return true;
     case OpKind::Wait:
@@ -421,7 +421,8 @@ bool VclockEngine::exec_wait(const Op& op) {
   s.merged = true;
   r->merged = true;
   peers_.push_back(r->key.peer);
-  messages_.push_back(MessageEnd{r->key.peer, false, r->key.queue, r->pos});
+  messages_.push_back(MessageEnd{r->key.peer, false, (op.flags & kWaitWildcard) != 0,
+                                 r->key.queue, r->pos});
   if (call_queue_ == QueueId{}) call_queue_ = r->key.queue;
   trim(q);
   maybe_release_receive(op.value);

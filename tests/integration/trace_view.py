@@ -8,14 +8,20 @@ written by `vcx-trace view DIR -o PAGE` is opened from disk (nothing else is
 loaded: the page is self-contained) and must show:
 
 * one lane per rank, and the trace's calls, messages (sends paired with
-  their receives by position) and collectives in its summary;
-* an arrow per message when the whole run is in view;
+  their receives by position), messages to wildcard receives and
+  collectives in its summary;
+* an arrow per message when the whole run is in view, dashed for those to
+  wildcard receives;
 * after a real mouse click on the box of a call that learned of other
   ranks' calls (zoomed to it), that
   call's vector clock, source line and the calls it happened after (per other
   rank, the call its clock names) in the details panel;
 * for the larger run, no more boxes drawn than the lanes have pixel columns
-  once calls are narrower than a pixel: zoomed out, it aggregates.
+  once calls are narrower than a pixel: zoomed out, it aggregates;
+* for a run with `--analysis matches --report FILE --view`, the page vcx-run
+  wrote lists every receive the report says could have matched another
+  send, and a click on the first selects its call and names the
+  alternatives.
 
 The screenshot of the first program's page goes to --screenshot.
 
@@ -37,9 +43,10 @@ import trace_cases  # noqa: E402
 from trace_cases import run  # noqa: E402
 
 
-def reference(args, trace: str) -> tuple[dict, int, int]:
-    """The calls of each rank in file order, the number of messages whose
-    two ends the trace has, and of collective instances of 2 or more."""
+def reference(args, trace: str) -> tuple[dict, tuple[int, int], int]:
+    """The calls of each rank in file order, the numbers of messages whose
+    two ends the trace has (all, and those to receives for any source), and
+    of collective instances of 2 or more."""
     records = [json.loads(x) for x in
                run([args.vcx_trace, "export", "--corrected", trace], args.timeout).splitlines()]
     by_rank = collections.defaultdict(list)
@@ -52,8 +59,11 @@ def reference(args, trace: str) -> tuple[dict, int, int]:
                 if "to" in m:
                     sent.add((rank, m["to"], tuple(m["queue"]), m["position"]))
                 else:
-                    received.append((m["from"], rank, tuple(m["queue"]), m["position"]))
-    messages = sum(1 for k in received if k in sent)
+                    received.append(((m["from"], rank, tuple(m["queue"]), m["position"]),
+                                     m.get("wildcard", False)))
+    messages = sum(1 for k, _ in received if k in sent)
+    wildcard = sum(1 for k, w in received if k in sent and w)
+    epochs = sum(len(rma_epochs(calls)) for calls in by_rank.values())
     instances = collections.Counter()
     for rank, calls in by_rank.items():
         seen = collections.Counter()
@@ -61,7 +71,30 @@ def reference(args, trace: str) -> tuple[dict, int, int]:
             if "group" in c:
                 instances[(c["group"], seen[c["group"]])] += 1
                 seen[c["group"]] += 1
-    return by_rank, messages, sum(1 for v in instances.values() if v >= 2)
+    return by_rank, (messages, wildcard, epochs), sum(1 for v in instances.values() if v >= 2)
+
+
+def rma_epochs(calls: list[dict]) -> list[tuple[int, int]]:
+    """The RMA epochs of one rank, by the MPI standard's pairs: lock ..
+    unlock, lock_all .. unlock_all, start .. complete, post .. wait (or a
+    successful test), and fence .. fence on one window."""
+    pairs = {"MPI_Win_unlock": "MPI_Win_lock", "MPI_Win_unlock_all": "MPI_Win_lock_all",
+             "MPI_Win_complete": "MPI_Win_start", "MPI_Win_wait": "MPI_Win_post",
+             "MPI_Win_test": "MPI_Win_post"}
+    opened = collections.defaultdict(list)
+    last_fence = {}
+    out = []
+    for i, c in enumerate(calls):
+        name = c["call"]
+        if name in pairs.values():
+            opened[name].append(i)
+        elif name in pairs and opened[pairs[name]]:
+            out.append((opened[pairs[name]].pop(), i))
+        elif name == "MPI_Win_fence":
+            if c.get("group") in last_fence:
+                out.append((last_fence[c.get("group")], i))
+            last_fence[c.get("group")] = i
+    return out
 
 
 def open_page(args, exe: str, trace: str, extra: list[str]) -> str:
@@ -71,22 +104,29 @@ def open_page(args, exe: str, trace: str, extra: list[str]) -> str:
     return page
 
 
-def check_page(browser, page: str, by_rank: dict, messages: int,
+def check_page(browser, page: str, by_rank: dict, counts: tuple[int, int],
                collectives: int) -> list[str]:
+    messages, wildcard, epochs = counts
     problems = []
     browser.open("file://" + os.path.abspath(page))
     lanes = browser.evaluate("document.querySelectorAll('.lane').length")
     if lanes != 3:
         problems.append(f"{lanes} lanes")
     summary = browser.evaluate("Object.assign({}, document.getElementById('summary').dataset)")
+    summary.pop("alternatives", None)
+    summary.pop("races", None)
     calls = sum(len(v) for v in by_rank.values())
     want = {"lanes": "3", "calls": str(calls), "messages": str(messages),
-            "collectives": str(collectives)}
+            "wildcard": str(wildcard), "collectives": str(collectives),
+            "epochs": str(epochs)}
     if summary != want:
         problems.append(f"summary {summary}, trace {want}")
     arrows = browser.evaluate("vcxView.arrows")
     if messages <= 4000 and arrows != messages:
         problems.append(f"{arrows} arrows drawn for {messages} messages")
+    dashed = browser.evaluate("vcxView.wildcardArrows")
+    if messages <= 4000 and dashed != wildcard:
+        problems.append(f"{dashed} wildcard arrows drawn for {wildcard} wildcard receives")
     return problems
 
 
@@ -128,17 +168,21 @@ def check_click(browser, by_rank: dict) -> list[str]:
 def check(name: str, exe: str, args, work: str) -> list[str]:
     trace = os.path.join(work, name)
     page = open_page(args, exe, trace, args.arg)
-    by_rank, messages, collectives = reference(args, trace)
+    by_rank, counts, collectives = reference(args, trace)
+    messages = counts[0]
     with cdp.Browser(args.chromium, timeout=args.timeout) as browser:
-        problems = check_page(browser, page, by_rank, messages, collectives)
+        problems = check_page(browser, page, by_rank, counts, collectives)
         problems += check_click(browser, by_rank)
         if args.screenshot and name == args.program[0].split("=")[0]:
             browser.evaluate("vcxView.fit()")
             browser.screenshot(args.screenshot)
             if os.path.getsize(args.screenshot) < 10000:
                 problems.append(f"the screenshot {args.screenshot} is nearly empty")
-        if args.large and name == args.program[0].split("=")[0]:
-            problems += check_large(browser, args, work)
+        if name == args.program[0].split("=")[0]:
+            if args.large:
+                problems += check_large(browser, args, work)
+            if args.matches:
+                problems += check_matches(browser, args, work)
     print(f"[trace_view] {name}: 3 lanes, {sum(len(v) for v in by_rank.values())} calls, "
           f"{messages} arrows, click shows the clock", flush=True)
     return [f"{name}: {p}" for p in problems]
@@ -149,8 +193,8 @@ def check_large(browser, args, work: str) -> list[str]:
     exe, *extra = spec.split(",")
     trace = os.path.join(work, name + "-large")
     page = open_page(args, exe, trace, extra)
-    by_rank, messages, collectives = reference(args, trace)
-    problems = check_page(browser, page, by_rank, messages, collectives)
+    by_rank, counts, collectives = reference(args, trace)
+    problems = check_page(browser, page, by_rank, counts, collectives)
     calls = sum(len(v) for v in by_rank.values())
     columns = browser.evaluate("document.getElementById('canvas').clientWidth")
     boxes = browser.evaluate("vcxView.boxes")
@@ -163,11 +207,54 @@ def check_large(browser, args, work: str) -> list[str]:
     return problems
 
 
+def check_matches(browser, args, work: str) -> list[str]:
+    """A run with the matches analysis and --view: vcx-run writes the page
+    with the report's findings; each receive that could have matched another
+    send is listed, and a click on its entry selects its call, which names
+    the alternatives."""
+    name, exe = args.matches.split("=", 1)
+    trace = os.path.join(work, name + "-matches")
+    report = os.path.join(work, name + "-report.json")
+    out = run([args.vcx_run, "-n", "3", "--trace", trace, "--view", "--analysis", "matches",
+               "--report", report, exe], args.timeout)
+    del out
+    with open(report, encoding="utf-8") as f:
+        findings = [x for x in json.load(f)["findings"]
+                    if x["kind"] == "wildcard-receive" and x["alternative_sources"]]
+    if not findings:
+        return [f"{name}: the matches analysis found no alternatives to show"]
+    browser.open("file://" + os.path.abspath(os.path.join(trace, "view.html")))
+    problems = []
+    shown = browser.evaluate("document.getElementById('summary').dataset.alternatives")
+    if shown != str(len(findings)):
+        problems.append(f"{shown} receives with alternatives shown, the report has "
+                        f"{len(findings)}")
+    items = browser.evaluate(
+        "[...document.querySelectorAll('ul.findings a')].map(a => { const b = "
+        "a.getBoundingClientRect(); return {x: b.left + b.width / 2, y: b.top + b.height / 2,"
+        " text: a.parentElement.textContent}; })")
+    if len(items) != len(findings):
+        return problems + [f"{len(items)} findings listed, the report has {len(findings)}"]
+    want = findings[0]
+    browser.click(items[0]["x"], items[0]["y"])
+    got = browser.evaluate(
+        "(() => { const d = document.getElementById('details'); return {rank: +d.dataset.rank,"
+        " text: (d.querySelector('.alternatives') || {}).textContent || ''}; })()")
+    alternatives = ", ".join(str(r) for r in want["alternative_sources"])
+    if got["rank"] != want["receive"]["rank"] or alternatives not in got["text"]:
+        problems.append(f"clicking the first finding shows {got}; the report has {want}")
+    print(f"[trace_view] {name}: {len(findings)} receives with alternative matches shown",
+          flush=True)
+    return [f"{name}: {p}" for p in problems]
+
+
 def arguments(ap) -> None:
     ap.add_argument("--chromium", default=cdp.find_chromium())
     ap.add_argument("--screenshot")
     ap.add_argument("--large", help="NAME=EXE,ARG,...: a run with many calls")
     ap.add_argument("--large-calls", type=int, default=100000)
+    ap.add_argument("--matches", help="NAME=EXE: a program with wildcard receives that could "
+                                      "match other sends")
 
 
 if __name__ == "__main__":

@@ -80,7 +80,8 @@ struct Call {
 bool same_messages(const std::vector<MessageEnd>& a, const std::vector<MessageEnd>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(),
                     [](const MessageEnd& x, const MessageEnd& y) {
-                      return x.peer == y.peer && x.sent == y.sent && x.queue == y.queue &&
+                      return x.peer == y.peer && x.sent == y.sent &&
+                             x.wildcard == y.wildcard && x.queue == y.queue &&
                              x.position == y.position;
                     });
 }
@@ -129,6 +130,7 @@ std::vector<Call> random_calls(std::mt19937_64& rng, Rank self, std::uint32_t n,
       MessageEnd e;
       e.peer = Rank{static_cast<std::uint32_t>(rng() % n)};
       e.sent = rng() % 2;
+      e.wildcard = !e.sent && rng() % 3 == 0;
       // Mostly on the call's own communicator, as MPI messages are.
       e.queue = QueueId{pct(rng) < 70 ? c.queue.a : rng(), pct(rng) < 50 ? rng() % 100 : rng()};
       e.position = pct(rng) < 90 ? 1 + rng() % 1000 : rng();

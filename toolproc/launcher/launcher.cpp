@@ -576,6 +576,9 @@ class Supervisor {
     SpawnRequest req;
     req.file = plan_.paths.trace_tool;
     req.argv = {req.file, "view", dir};
+    // The analyses' findings of the run go into the page too.
+    if (plan_.options.report_file && !plan_.options.analyses.empty())
+      req.argv.insert(req.argv.end(), {"--report", *plan_.options.report_file});
     req.env = env_.entries();
     req.stdin_mode = Stream::DevNull;
     req.stdout_mode = Stream::DevNull;

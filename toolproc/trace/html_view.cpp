@@ -1,5 +1,6 @@
 #include "html_view.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -82,10 +83,64 @@ std::string html_escape(const std::string& s) {
 
 }  // namespace
 
-ViewSummary write_view(const TraceSet& trace, const std::string& maps_dir, const std::string& out,
-                       const std::string& title, bool corrected, std::uint64_t violations_fixed) {
+// A report's findings as the page shows them: alternative matches on the
+// receives' calls (rank, index in the rank's calls), races as text.
+nlohmann::json findings_of(const TraceSet& trace, const std::string& report,
+                           ViewSummary& summary) {
+  using nlohmann::json;
+  json out = {{"alternatives", json::array()}, {"races", json::array()}};
+  if (report.empty()) return out;
+  json doc;
+  try {
+    doc = json::parse(report);
+  } catch (const json::exception& e) {
+    throw TraceError(std::string("the report is not JSON: ") + e.what());
+  }
+  // seq -> index of the call in its rank's trace.
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::size_t> index_of;
+  for (const RankTrace& r : trace.ranks)
+    for (std::size_t i = 0; i < r.calls.size(); ++i) index_of[{r.rank.value, r.calls[i].seq}] = i;
+  auto place = [](const json& site) {
+    std::string s = site.value("call", std::string("?"));
+    if (site.contains("file") && site["file"].is_string())
+      s += " at " + site["file"].get<std::string>() + ":" +
+           std::to_string(site.value("line", 0));
+    return s;
+  };
+  for (const json& f : doc.value("findings", json::array())) {
+    const std::string kind = f.value("kind", std::string());
+    if (kind == "wildcard-receive") {
+      const json& rec = f.value("receive", json::object());
+      const auto rank = rec.value("rank", 0u);
+      const auto it = index_of.find({rank, rec.value("seq", std::uint64_t{0})});
+      if (it == index_of.end()) continue;  // not in this trace
+      out["alternatives"].push_back({rank, it->second, f.value("matched_source", -1),
+                                     f.value("alternative_sources", json::array())});
+      ++summary.alternatives;
+    } else if (kind == "data-race") {
+      const json& a = f.value("accesses", json::array());
+      if (a.size() != 2) continue;
+      out["races"].push_back("rank " + std::to_string(a[0].value("rank", 0)) + " " +
+                             a[0].value("access", std::string("access")) + " in " + place(a[0]) +
+                             " races with rank " + std::to_string(a[1].value("rank", 0)) + " " +
+                             a[1].value("access", std::string("access")) + " in " +
+                             place(a[1]) + " (" + std::to_string(f.value("count", 1)) +
+                             (f.value("count", 1) == 1 ? " time)" : " times)"));
+      ++summary.races;
+    }
+  }
+  auto& alternatives = out["alternatives"];
+  std::sort(alternatives.begin(), alternatives.end(), [](const json& a, const json& b) {
+    return std::make_pair(a[0].get<std::uint32_t>(), a[1].get<std::size_t>()) <
+           std::make_pair(b[0].get<std::uint32_t>(), b[1].get<std::size_t>());
+  });
+  return out;
+}
+
+ViewSummary write_view(const TraceSet& trace, const std::string& out, const ViewInput& in) {
   using nlohmann::json;
   ViewSummary summary;
+  json findings = findings_of(trace, in.report, summary);
   StringTable names, sites, groups;
   // Times relative to the run's first enter, so that they stay exact as
   // JavaScript numbers (doubles) whatever the clock's origin.
@@ -99,14 +154,14 @@ ViewSummary write_view(const TraceSet& trace, const std::string& maps_dir, const
   using MessageKey = std::tuple<std::uint32_t, std::uint32_t, std::uint64_t, std::uint64_t,
                                 std::uint64_t>;
   std::map<MessageKey, std::pair<std::uint32_t, std::size_t>> sent;
-  std::vector<std::tuple<std::uint32_t, std::size_t, MessageKey>> received;
+  std::vector<std::tuple<std::uint32_t, std::size_t, MessageKey, bool>> received;
   // A collective's instance: the n-th call on a group at each member.
   using Member = std::pair<std::uint32_t, std::size_t>;  // rank, index of its call
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<Member>> instances;
 
   json ranks = json::array();
   for (const RankTrace& r : trace.ranks) {
-    SiteNames site_names(maps_dir, r.rank);
+    SiteNames site_names(in.maps_dir, r.rank);
     json t = json::array(), name = json::array(), site = json::array(), group = json::array(),
          clock = json::array();
     std::vector<ClockValue> last(trace.world_size, 0);
@@ -143,7 +198,8 @@ ViewSummary write_view(const TraceSet& trace, const std::string& maps_dir, const
         else
           received.emplace_back(r.rank.value, i,
                                 MessageKey{m.peer.value, r.rank.value, m.queue.a, m.queue.b,
-                                           m.position});
+                                           m.position},
+                                m.wildcard);
       }
       ++summary.calls;
     }
@@ -152,10 +208,11 @@ ViewSummary write_view(const TraceSet& trace, const std::string& maps_dir, const
                      {"clock", std::move(clock)}});
   }
   json messages = json::array();
-  for (const auto& [rank, index, key] : received)
+  for (const auto& [rank, index, key, wildcard] : received)
     if (auto it = sent.find(key); it != sent.end()) {
-      messages.push_back({it->second.first, it->second.second, rank, index});
+      messages.push_back({it->second.first, it->second.second, rank, index, wildcard ? 1 : 0});
       ++summary.messages;
+      summary.wildcard += wildcard;
     }
   json collectives = json::array();
   for (const auto& [key, members] : instances) {
@@ -169,12 +226,13 @@ ViewSummary write_view(const TraceSet& trace, const std::string& maps_dir, const
     ++summary.collectives;
   }
   const json data = {{"world", trace.world_size},  {"timed", trace.timed},
-                     {"corrected", corrected},     {"violations", violations_fixed},
+                     {"corrected", in.corrected},  {"violations", in.violations_fixed},
+                     {"findings", std::move(findings)},
                      {"names", names.items()},     {"sites", sites.items()},
                      {"groups", groups.items()},   {"ranks", std::move(ranks)},
                      {"messages", std::move(messages)}, {"collectives", std::move(collectives)}};
   const std::string page =
-      fill(view::k_view_html, {{"TITLE", html_escape(title)},
+      fill(view::k_view_html, {{"TITLE", html_escape(in.title)},
                                {"CSS", std::string(view::k_view_css)},
                                {"DATA", script_safe(data.dump())},
                                {"JS", std::string(view::k_view_js)}});

@@ -6,9 +6,11 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -202,6 +204,7 @@ void format_record(JsonLine& j, vcx::Rank rank, const vcx::trace::Record& r,
       j.hex(m.queue.b);
       j.raw("],\"position\":");
       j.number(m.position);
+      if (m.wildcard) j.raw(",\"wildcard\":true");
       j.raw("}");
     }
     j.raw("]");
@@ -339,16 +342,30 @@ int run_otf2(const std::string& dir, const std::string& out,
 }
 
 int run_view(const std::string& dir, const std::string& out,
-             const vcx::trace::CorrectionOptions* corrected) {
+             const vcx::trace::CorrectionOptions* corrected, const std::string& report_file) {
   try {
     vcx::trace::TraceSet t = vcx::trace::TraceSet::load(dir);
     vcx::trace::CorrectionReport report;
-    const bool correct = corrected && t.timed;
-    if (correct) t.correct_times(*corrected, &report);
-    const vcx::trace::ViewSummary s =
-        vcx::trace::write_view(t, dir, out, "vcx trace " + dir, correct, report.violations);
+    vcx::trace::ViewInput in;
+    in.maps_dir = dir;
+    in.title = "vcx trace " + dir;
+    in.corrected = corrected && t.timed;
+    if (in.corrected) t.correct_times(*corrected, &report);
+    in.violations_fixed = report.violations_measured;
+    if (!report_file.empty()) {
+      std::ifstream f(report_file);
+      if (!f) throw DataError{"cannot read the report " + report_file};
+      std::stringstream text;
+      text << f.rdbuf();
+      in.report = text.str();
+    }
+    const vcx::trace::ViewSummary s = vcx::trace::write_view(t, out, in);
     std::cout << "wrote " << out << ": " << t.ranks.size() << " ranks, " << s.calls << " calls, "
-              << s.messages << " messages, " << s.collectives << " collectives\n";
+              << s.messages << " messages, " << s.collectives << " collectives";
+    if (!report_file.empty())
+      std::cout << "; " << s.alternatives << " receives with alternative matches, " << s.races
+                << " data races";
+    std::cout << "\n";
   } catch (const vcx::trace::TraceError& e) {
     throw DataError{e.what()};
   }
@@ -494,7 +511,10 @@ po::options_description visible_options(const std::string& cmd) {
   if (cmd == "view")
     d.add_options()("output,o", po::value<std::string>()->value_name("FILE"),
                     "the page to write (default DIR/view.html)")(
-        "measured", "times as measured, not corrected for the clock condition");
+        "measured", "times as measured, not corrected for the clock condition")(
+        "report", po::value<std::string>()->value_name("FILE"),
+        "the analyses' report of the same run (vcx-run --report): marks wildcard receives "
+        "with alternative matches, lists data races");
   if (cmd == "export" || cmd == "correct" || cmd == "otf2" || cmd == "view") {
     const vcx::trace::CorrectionOptions o;
     d.add_options()("min-latency",
@@ -581,7 +601,8 @@ int run(int argc, char** argv) {
   if (cmd == "view")
     return run_view(dirs[0],
                     vm.count("output") ? vm["output"].as<std::string>() : dirs[0] + "/view.html",
-                    vm.count("measured") ? nullptr : &correction);
+                    vm.count("measured") ? nullptr : &correction,
+                    vm.count("report") ? vm["report"].as<std::string>() : std::string());
   return run_summary(dirs[0]);
 }
 

@@ -112,6 +112,12 @@ inline constexpr FlagMode flag_mode(std::uint16_t bits) {
 inline constexpr unsigned flag_width(std::uint16_t bits) { return (bits >> 3) & 0xf; }
 inline constexpr bool flag_signed(std::uint16_t bits) { return (bits & kFlagSigned) != 0; }
 
+enum WaitFlags : std::uint16_t {
+  // The receive was posted for any source (MPI_ANY_SOURCE): which message
+  // it took was the run's choice (for traces and their views).
+  kWaitWildcard = 1u << 0,
+};
+
 enum SignalFlags : std::uint16_t {
   kSignalSynchronous = 1u << 0,  // the receiver answers with its clock
 };

@@ -89,6 +89,7 @@ class ExchangeControl {
 struct MessageEnd {
   Rank peer{};  // the destination of a sent message, the source of a received one
   bool sent = false;
+  bool wildcard = false;  // received by a receive posted for any source
   QueueId queue{};
   std::uint64_t position = 0;  // on its queue between the two ranks, from 1
 };

@@ -49,6 +49,35 @@
     if (r.count) tMax = Math.max(tMax, r.t[2 * r.count - 1]);
   }
 
+  // RMA epochs per rank, as [first call, last call]: lock to unlock,
+  // lock_all to unlock_all, start to complete, post to wait, and from one
+  // fence on a window to the next.
+  function epochsOf(r) {
+    const out = [], open = {lock: [], lock_all: [], start: [], post: []}, fence = new Map();
+    const closes = {unlock: "lock", unlock_all: "lock_all", complete: "start", wait: "post",
+                    test: "post"};
+    for (let i = 0; i < r.count; ++i) {
+      const n = data.names[r.name[i]];
+      if (!n.startsWith("MPI_Win_")) continue;
+      const op = n.slice(8);
+      if (op in open) {
+        open[op].push(i);
+      } else if (op in closes && open[closes[op]].length) {
+        out.push([open[closes[op]].pop(), i]);
+      } else if (op === "fence") {
+        const g = r.group[i];
+        if (fence.has(g)) out.push([fence.get(g), i]);
+        fence.set(g, i);
+      }
+    }
+    return out;
+  }
+  let epochs = 0;
+  for (const r of ranks) {
+    r.epochs = epochsOf(r);
+    epochs += r.epochs.length;
+  }
+
   // Lanes: every rank of the world, in order.
   const lanes = [];
   for (let k = 0; k < data.world; ++k) {
@@ -64,20 +93,35 @@
   summary.dataset.lanes = String(data.world);
   summary.dataset.calls = String(calls);
   summary.dataset.messages = String(data.messages.length);
+  const wildcards = data.messages.filter((m) => m[4]).length;
+  summary.dataset.wildcard = String(wildcards);
   summary.dataset.collectives = String(data.collectives.length);
-  summary.textContent = `${data.world} ranks, ${calls} calls, ${data.messages.length} messages, ` +
+  summary.dataset.epochs = String(epochs);
+  // The analyses' findings (vcx-trace view --report): receives that could
+  // have matched another send, data races.
+  const findings = data.findings || {alternatives: [], races: []};
+  const alternativesOf = new Map(findings.alternatives.map((a) => [a[0] + ":" + a[1], a]));
+  summary.dataset.alternatives = String(findings.alternatives.length);
+  summary.dataset.races = String(findings.races.length);
+  summary.textContent = `${data.world} ranks, ${calls} calls, ${data.messages.length} messages ` +
+      `(${wildcards} to wildcard receives), ` +
       `${data.collectives.length} collectives; times ` +
       (data.timed ? (data.corrected ? `corrected for the clock condition (${data.violations} ` +
                                       `violations fixed)` : "as measured")
                   : "not recorded: calls in program order");
   document.getElementById("legend").innerHTML = kinds.map(([k, c, label]) =>
       `<span><span class="swatch" style="background:${c}"></span>${label}</span>`).join("") +
-      `<span><span class="swatch" style="background:#c0392b"></span>message</span>`;
+      `<span><span class="swatch" style="background:rgba(142,68,173,0.25)"></span>RMA epoch` +
+      `</span><span><span class="swatch" style="background:#c0392b"></span>message</span>` +
+      `<span><span class="swatch" style="background:#d81b60; outline: 2px dashed #d81b60">` +
+      `</span>message to a wildcard receive (MPI_ANY_SOURCE)</span>` +
+      (findings.alternatives.length ? `<span><span class="swatch" style="outline: 2px dashed ` +
+       `#e65100"></span>receive that could have matched another send</span>` : "");
 
   // View: [t0, t1] of run time across the canvas.
   let t0 = 0, t1 = tMax, width = 1, height = 1;
   let selected = null;  // {rank, index}
-  let arrowsDrawn = 0, boxesDrawn = 0;
+  let arrowsDrawn = 0, boxesDrawn = 0, wildcardArrowsDrawn = 0;
   const xOf = (t) => (t - t0) / (t1 - t0) * width;
   const tOf = (x) => t0 + x / width * (t1 - t0);
   const yOf = (rank) => topPad + rank * laneHeight;
@@ -130,6 +174,7 @@
     for (const r of ranks) drawLane(r);
     drawCollectives();
     drawArrows();
+    drawFindings();
     drawSelection();
     drawAxis();
     canvas.dataset.arrows = String(arrowsDrawn);
@@ -140,6 +185,12 @@
     const y = yOf(r.rank);
     ctx.fillStyle = "#eceff1";
     ctx.fillRect(0, y + boxHeight / 2 - 1, width, 2);
+    ctx.fillStyle = "rgba(142, 68, 173, 0.12)";
+    for (const [a, b] of r.epochs) {
+      const x0 = xOf(r.t[2 * a]), x1 = xOf(r.t[2 * b + 1]);
+      if (x1 < 0 || x0 > width) continue;
+      ctx.fillRect(x0, y - 5, Math.max(1, x1 - x0), boxHeight + 10);
+    }
     const first = firstEndingAfter(r, t0);
     // Calls narrower than a pixel are summed up per pixel column: the
     // column shows the kind of the call that covers most of it.
@@ -182,21 +233,27 @@
 
   function visible(x) { return x >= -50 && x <= width + 50; }
 
+  // Messages to receives posted for any source are drawn dashed in their
+  // own colour: there, another send could have matched.
   function drawArrows() {
     arrowsDrawn = 0;
+    wildcardArrowsDrawn = 0;
     const shown = [];
     for (const m of data.messages) {
       const [sx, sy] = endPoint(m[0], m[1], false);
       const [rx, ry] = endPoint(m[2], m[3], true);
       if ((sx < 0 && rx < 0) || (sx > width && rx > width)) continue;
-      shown.push([sx, sy, rx, ry]);
+      shown.push([sx, sy, rx, ry, m[4]]);
       if (shown.length > maxArrows) break;
     }
     if (shown.length > maxArrows) return;  // too dense to read: zoom in
-    ctx.strokeStyle = "#c0392b";
-    ctx.fillStyle = "#c0392b";
-    ctx.lineWidth = 1;
-    for (const [sx, sy, rx, ry] of shown) {
+    for (const [sx, sy, rx, ry, wildcard] of shown) {
+      const color = wildcard ? "#d81b60" : "#c0392b";
+      ctx.strokeStyle = color;
+      ctx.fillStyle = color;
+      ctx.lineWidth = wildcard ? 1.5 : 1;
+      ctx.setLineDash(wildcard ? [5, 3] : []);
+      wildcardArrowsDrawn += wildcard ? 1 : 0;
       ctx.beginPath();
       ctx.moveTo(sx, sy);
       ctx.lineTo(rx, ry);
@@ -209,6 +266,7 @@
       ctx.fill();
       ++arrowsDrawn;
     }
+    ctx.setLineDash([]);
   }
 
   function drawCollectives() {
@@ -254,6 +312,21 @@
     return out;
   }
 
+  // Receives with alternative matches: a dashed outline.
+  function drawFindings() {
+    ctx.strokeStyle = "#e65100";
+    ctx.lineWidth = 2;
+    ctx.setLineDash([4, 2]);
+    for (const [rank, i] of findings.alternatives) {
+      const r = byRank.get(rank);
+      if (!r || i >= r.count) continue;
+      const x0 = xOf(r.t[2 * i]), x1 = Math.max(x0 + 3, xOf(r.t[2 * i + 1]));
+      if (x1 < 0 || x0 > width) continue;
+      ctx.strokeRect(x0 - 3, yOf(rank) - 3, x1 - x0 + 6, boxHeight + 6);
+    }
+    ctx.setLineDash([]);
+  }
+
   function drawSelection() {
     if (!selected) return;
     const r = byRank.get(selected.rank);
@@ -286,6 +359,8 @@
     const name = data.names[r.name[index]];
     const site = r.site[index] >= 0 ? data.sites[r.site[index]] : "unknown";
     const group = r.group[index] >= 0 ? data.groups[r.group[index]] : null;
+    const wildcardFrom = data.messages.filter((m) => m[2] === rank && m[3] === index && m[4])
+                             .map((m) => m[0]);
     const after = predecessors(rank, clock).map(([k, i]) => {
       const n = data.names[byRank.get(k).name[i]];
       return `<li><a data-rank="${k}" data-index="${i}">rank ${k}, call ${i}: ${esc(n)}</a></li>`;
@@ -299,6 +374,13 @@
         `<tr><td>call</td><td>${index} (in program order)</td></tr>` +
         `<tr><td>source</td><td class="site">${esc(site)}</td></tr>` +
         (group ? `<tr><td>group</td><td>${esc(group)}</td></tr>` : "") +
+        (wildcardFrom.length ? `<tr><td>wildcard</td><td class="wildcard">a receive for any ` +
+                               `source; took the message of rank ${wildcardFrom.join(", ")}` +
+                               `</td></tr>` : "") +
+        (alternativesOf.has(rank + ":" + index)
+             ? `<tr><td>alternatives</td><td class="alternatives">could have matched rank ` +
+               `${alternativesOf.get(rank + ":" + index)[3].join(", ")} instead ` +
+               `(--analysis matches)</td></tr>` : "") +
         `<tr><td>enter</td><td>${fmt(r.t[2 * index])}</td></tr>` +
         `<tr><td>return</td><td>${fmt(r.t[2 * index + 1])}</td></tr>` +
         `<tr><td>duration</td><td>${fmt(r.t[2 * index + 1] - r.t[2 * index])}</td></tr>` +
@@ -308,6 +390,18 @@
     draw();
     return true;
   }
+  function showFindings() {
+    if (!findings.alternatives.length && !findings.races.length) return;
+    const alt = findings.alternatives.map(([rank, i, matched, alts]) =>
+        `<li><a data-rank="${rank}" data-index="${i}">rank ${rank}, call ${i}</a>: took ` +
+        `rank ${matched}'s message, could have matched rank ${alts.join(", ")}</li>`).join("");
+    const races = findings.races.map((t) => `<li>${esc(t)}</li>`).join("");
+    details.innerHTML =
+        (alt ? `<h2>receives with alternative matches</h2><ul class="findings">${alt}</ul>` : "") +
+        (races ? `<h2>data races</h2><ul class="races">${races}</ul>` : "") +
+        `<p class="hint">Click a call to see its clock.</p>`;
+  }
+  showFindings();
   details.addEventListener("click", (e) => {
     const a = e.target.closest("a[data-rank]");
     if (a) select(+a.dataset.rank, +a.dataset.index);
@@ -392,6 +486,7 @@
     },
     setRange(a, b) { t0 = a; t1 = b; draw(); },
     get arrows() { return arrowsDrawn; },
+    get wildcardArrows() { return wildcardArrowsDrawn; },
     get boxes() { return boxesDrawn; },
     fit,
   };

@@ -68,6 +68,7 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
     // The completion's status cannot be trusted to name the match (MPICH
     // 4.0.2 leaves an MPI_Isendrecv request's status empty).
     bool status_unreliable = false;
+    bool wildcard = false;  // a receive posted for any source
     bool cancel_requested = false;  // MPI_Cancel was called on it
     Call call = Call::Count;
     std::int32_t peer = 0;  // destination or source (communicator rank)
@@ -201,6 +202,7 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   ReceiveNoting* noting_ = nullptr;
   // Matched probes: the message handle → its receive and communicator.
   std::unordered_map<std::uint64_t, std::pair<ReceiveToken, CommPtr>> messages_;
+  std::unordered_set<std::uint64_t> wildcard_messages_;  // matched by a probe for any source
   // Constructors collective over a group or a pair of groups, by key.
   std::unordered_map<std::uint64_t, std::uint64_t> context_counts_;
   std::size_t unbound_ = 0;  // posted receives not yet bound, over all communicators

@@ -11,11 +11,16 @@
 namespace vcx::mpi {
 namespace {
 
-Op token_op(OpKind kind, ReceiveToken t) {
+Op token_op(OpKind kind, ReceiveToken t, std::uint16_t flags = 0) {
   Op op;
   op.kind = kind;
   op.value = t.value;
+  op.flags = flags;
   return op;
+}
+
+std::uint16_t wait_flags(std::int32_t asked_source) {
+  return asked_source == kRankAny ? std::uint16_t{kWaitWildcard} : std::uint16_t{0};
 }
 
 Op wait_ack_op(const SendToken& t) {
@@ -92,6 +97,7 @@ void MpiTranslator::on_recv_init(const IrecvEvent& e) {
     r.comm = comm(e.comm);
     r.peer = e.source;
     r.tag = e.tag;
+    r.wildcard = e.source == kRankAny;
   }
   requests_[e.request] = std::move(r);
 }
@@ -249,7 +255,7 @@ void MpiTranslator::on_recv(const RecvEvent& e, ExchangeControl& ctl, CallProgra
   resolve_receive(c, t, e.status_source, e.status_tag, ctl);
   c->order.completed(t, ctl);
   if (noting_) noting_->completed(t);
-  out.push(token_op(OpKind::Wait, t));
+  out.push(token_op(OpKind::Wait, t, wait_flags(e.source)));
   out.push(token_op(OpKind::Snapshot, t));
 }
 
@@ -259,6 +265,7 @@ void MpiTranslator::on_irecv(const IrecvEvent& e, ExchangeControl& ctl, CallProg
     r.kind = ReqKind::Receive;
     r.comm = comm(e.comm);
     r.receive = post_receive(r.comm, e.source, e.tag, e.pc, ctl);
+    r.wildcard = e.source == kRankAny;
     // A synchronous sender is answered with the clock at posting time.
     out.push(token_op(OpKind::Snapshot, r.receive));
   }
@@ -274,6 +281,7 @@ void MpiTranslator::on_mprobe(const MprobeEvent& e, ExchangeControl& ctl, CallPr
   resolve_receive(c, t, e.status_source, e.status_tag, ctl);
   out.push(token_op(OpKind::Snapshot, t));
   messages_[e.message] = {t, c};
+  if (e.source == kRankAny) wildcard_messages_.insert(e.message);
 }
 
 void MpiTranslator::on_mrecv(Call call, const MrecvEvent& e, ExchangeControl& ctl,
@@ -285,15 +293,17 @@ void MpiTranslator::on_mrecv(Call call, const MrecvEvent& e, ExchangeControl& ct
   }
   auto [token, c] = std::move(it->second);
   messages_.erase(it);
+  const bool wildcard = wildcard_messages_.erase(e.message) != 0;
   if (call == Call::Mrecv || call == Call::Mrecv_c) {
     c->order.completed(token, ctl);
     if (noting_) noting_->completed(token);
     out.mark_clocked();
-    out.push(token_op(OpKind::Wait, token));
+    out.push(token_op(OpKind::Wait, token, wildcard ? kWaitWildcard : 0));
     return;
   }
   Request r;
   r.kind = ReqKind::Receive;
+  r.wildcard = wildcard;
   r.receive = token;
   r.comm = std::move(c);
   requests_[e.request] = std::move(r);
@@ -349,7 +359,7 @@ void MpiTranslator::on_completion(const std::uint8_t* payload, std::size_t size,
         r.comm->order.completed(r.receive, ctl);
         if (noting_) noting_->completed(r.receive);
         out.mark_clocked();
-        out.push(token_op(OpKind::Wait, r.receive));
+        out.push(token_op(OpKind::Wait, r.receive, r.wildcard ? kWaitWildcard : 0));
         break;
       case ReqKind::SyncSend:
         if (c.cancelled) {
@@ -393,7 +403,7 @@ void MpiTranslator::on_sendrecv(const SendrecvEvent& e, ExchangeControl& ctl, Ca
     resolve_receive(c, t, e.status_source, e.status_tag, ctl);
     c->order.completed(t, ctl);
     if (noting_) noting_->completed(t);
-    out.push(token_op(OpKind::Wait, t));
+    out.push(token_op(OpKind::Wait, t, wait_flags(e.source)));
     out.push(token_op(OpKind::Snapshot, t));
   }
 }
@@ -411,6 +421,7 @@ void MpiTranslator::on_isendrecv(const IsendrecvEvent& e, ExchangeControl& ctl,
   if (e.source != kRankProcNull) {
     r.kind = ReqKind::Receive;
     r.receive = post_receive(r.comm, e.source, e.recv_tag, e.pc, ctl);
+    r.wildcard = e.source == kRankAny;
     r.status_unreliable = e.source == kRankAny || e.recv_tag == kTagAny;
     out.push(token_op(OpKind::Snapshot, r.receive));
   }
