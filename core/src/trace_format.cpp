@@ -222,7 +222,7 @@ void Writer::append(const ClockedCall& call) {
 
   const std::size_t bound = 1 + kMaxVarintBytes * 5 + call.peers.size() * 5 + 8 + 8 +
                             kMaxVarintBytes + changed * (5 + kMaxVarintBytes) +
-                            call.messages.size() * (3 * kMaxVarintBytes + 8);
+                            call.messages.size() * (4 * kMaxVarintBytes + 8);
   std::uint8_t* payload = reserve(kFrameHeadRoom + bound) + kFrameHeadRoom;
   std::uint8_t* p = payload;
   std::uint8_t& flags = *p++;
@@ -275,6 +275,7 @@ void Writer::append(const ClockedCall& call) {
       if (other_comm) put_u64(p, m.queue.a);
       p = put_varint(p, m.queue.b);
       p = put_varint(p, m.position);
+      p = put_varint(p, m.bytes);
     }
   }
   commit_frame(FrameTag::Call, payload, p);
@@ -657,7 +658,8 @@ bool Reader::parse_call(const std::uint8_t* p, const std::uint8_t* end, Record& 
       m.sent = (head & 2) != 0;
       m.queue.a = out.queue.a;
       if ((head & 1) && !get_u64(p, end, m.queue.a)) return corrupt("bad message queue");
-      if (!(p = get_varint(p, end, m.queue.b)) || !(p = get_varint(p, end, m.position)))
+      if (!(p = get_varint(p, end, m.queue.b)) || !(p = get_varint(p, end, m.position)) ||
+          !(p = get_varint(p, end, m.bytes)))
         return corrupt("bad message");
       out.messages.push_back(m);
     }

@@ -150,7 +150,7 @@ bool VclockEngine::execute(const Op& op) {
       for (ClockedCallObserver* o : signal_observers_)
         o->on_signal_sent(op.peer, op.queue, op.value);
       peers_.push_back(op.peer);
-      messages_.push_back(MessageEnd{op.peer, true, false, op.queue, op.value});
+      messages_.push_back(MessageEnd{op.peer, true, false, op.queue, op.value, op.bytes});
       if (call_queue_ == QueueId{}) call_queue_ = op.queue;
       return true;
     case OpKind::Wait:
@@ -422,7 +422,7 @@ bool VclockEngine::exec_wait(const Op& op) {
   r->merged = true;
   peers_.push_back(r->key.peer);
   messages_.push_back(MessageEnd{r->key.peer, false, (op.flags & kWaitWildcard) != 0,
-                                 r->key.queue, r->pos});
+                                 r->key.queue, r->pos, op.bytes});
   if (call_queue_ == QueueId{}) call_queue_ = r->key.queue;
   trim(q);
   maybe_release_receive(op.value);

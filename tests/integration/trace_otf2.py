@@ -14,9 +14,10 @@ OTF2 reader library (Debian's python3-otf2, its Python binding) it must give:
 * per application message end of the export (not those of annotations or of
   window synchronisation) exactly one MpiSend (at the enter) or MpiRecv
   (at the return), whose peer, mapped through its communicator's group to a
-  world rank, communicator, tag and position attribute are the export's; every
-  send paired with exactly one receive by (sender, receiver, communicator, tag,
-  position);
+  world rank, communicator, tag, length and position attribute are the
+  export's; every send paired with exactly one receive by (sender,
+  receiver, communicator, tag, position), with the same length: the sender's
+  count times its type's size, the bytes the receiver's status reports;
 * a collective begin and end around every call on a group (RMA ones for
   window calls), on the call's communicator.
 
@@ -71,6 +72,7 @@ def check_archive(records: list[dict], events: dict[int, list], n: int) -> list[
     if sorted(events) != sorted(by_rank):
         return [f"locations {sorted(events)}, ranks traced {sorted(by_rank)}"]
     sends, recvs = collections.Counter(), collections.Counter()
+    sent_length, received_length = {}, {}
     for rank, calls in by_rank.items():
         evs = events[rank]
         i = 0
@@ -112,15 +114,17 @@ def check_archive(records: list[dict], events: dict[int, list], n: int) -> list[
                     if e.time != t:
                         problems.append(f"{where}: message record at {e.time}, not {t}")
                     got.append(("to" if sent else "from", peer, group, e.msg_tag,
-                                attrs(e).get("vcx::message_position")))
+                                attrs(e).get("vcx::message_position"), e.msg_length))
                     key = ((rank, peer) if sent else (peer, rank)) + (group, e.msg_tag,
                                                                       attrs(e).get(
                                                                           "vcx::message_position"))
                     (sends if sent else recvs)[key] += 1
+                    (sent_length if sent else received_length)[key] = e.msg_length
             # Application messages only: annotations' and the window
             # synchronisation's (tags beyond 32 bits) have no record.
             want = [("to" if "to" in m else "from", m.get("to", m.get("from")),
-                     hex(int(m["queue"][0], 16)), int(m["queue"][1], 16), m["position"])
+                     hex(int(m["queue"][0], 16)), int(m["queue"][1], 16), m["position"],
+                     m["bytes"])
                     for m in c.get("messages", [])
                     if not c["call"].startswith("vcx_annotate")
                     and int(m["queue"][1], 16) < 2**32]
@@ -145,6 +149,12 @@ def check_archive(records: list[dict], events: dict[int, list], n: int) -> list[
     if sends != recvs:
         problems.append(f"sends and receives do not pair: {sorted((sends - recvs).items())[:3]} "
                         f"{sorted((recvs - sends).items())[:3]}")
+    if sent_length != received_length:
+        diff = [(k, sent_length.get(k), received_length.get(k))
+                for k in set(sent_length) | set(received_length)
+                if sent_length.get(k) != received_length.get(k)]
+        problems.append(f"{len(diff)} messages sent and received with other lengths, "
+                        f"e.g. {diff[:3]}")
     if any(v != 1 for v in sends.values()):
         problems.append("two sends with the same ranks, communicator, tag and position")
     return problems

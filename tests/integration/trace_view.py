@@ -235,13 +235,18 @@ def check_matches(browser, args, work: str) -> list[str]:
         " text: a.parentElement.textContent}; })")
     if len(items) != len(findings):
         return problems + [f"{len(items)} findings listed, the report has {len(findings)}"]
-    want = findings[0]
     browser.click(items[0]["x"], items[0]["y"])
     got = browser.evaluate(
         "(() => { const d = document.getElementById('details'); return {rank: +d.dataset.rank,"
+        " index: +d.dataset.index,"
         " text: (d.querySelector('.alternatives') || {}).textContent || ''}; })()")
-    alternatives = ", ".join(str(r) for r in want["alternative_sources"])
-    if got["rank"] != want["receive"]["rank"] or alternatives not in got["text"]:
+    # The report names the receive by its rank and clocked-call number.
+    by_rank, _, _ = reference(args, trace)
+    seq = by_rank[got["rank"]][got["index"]]["seq"]
+    want = [x for x in findings
+            if (x["receive"]["rank"], x["receive"]["seq"]) == (got["rank"], seq)]
+    alternatives = ", ".join(str(r) for r in want[0]["alternative_sources"]) if want else None
+    if not want or alternatives not in got["text"]:
         problems.append(f"clicking the first finding shows {got}; the report has {want}")
     print(f"[trace_view] {name}: {len(findings)} receives with alternative matches shown",
           flush=True)

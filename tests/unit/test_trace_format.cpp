@@ -82,6 +82,7 @@ bool same_messages(const std::vector<MessageEnd>& a, const std::vector<MessageEn
                     [](const MessageEnd& x, const MessageEnd& y) {
                       return x.peer == y.peer && x.sent == y.sent &&
                              x.wildcard == y.wildcard && x.queue == y.queue &&
+                             x.bytes == y.bytes &&
                              x.position == y.position;
                     });
 }
@@ -134,6 +135,7 @@ std::vector<Call> random_calls(std::mt19937_64& rng, Rank self, std::uint32_t n,
       // Mostly on the call's own communicator, as MPI messages are.
       e.queue = QueueId{pct(rng) < 70 ? c.queue.a : rng(), pct(rng) < 50 ? rng() % 100 : rng()};
       e.position = pct(rng) < 90 ? 1 + rng() % 1000 : rng();
+      e.bytes = pct(rng) < 30 ? 0 : pct(rng) < 90 ? rng() % 100000 : rng();
       c.messages.push_back(e);
     }
     ++clock[self.value];

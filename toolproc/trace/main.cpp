@@ -204,6 +204,8 @@ void format_record(JsonLine& j, vcx::Rank rank, const vcx::trace::Record& r,
       j.hex(m.queue.b);
       j.raw("],\"position\":");
       j.number(m.position);
+      j.raw(",\"bytes\":");
+      j.number(m.bytes);
       if (m.wildcard) j.raw(",\"wildcard\":true");
       j.raw("}");
     }

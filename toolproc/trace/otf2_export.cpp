@@ -258,9 +258,11 @@ class Otf2Writer {
     const OTF2_CommRef comm = comms_.at(m.queue.a);
     const auto tag = static_cast<std::uint32_t>(m.queue.b);
     if (m.sent)
-      check(OTF2_EvtWriter_MpiSend(w, attributes_, t, peer->second, comm, tag, 0), "MpiSend");
+      check(OTF2_EvtWriter_MpiSend(w, attributes_, t, peer->second, comm, tag, m.bytes),
+            "MpiSend");
     else
-      check(OTF2_EvtWriter_MpiRecv(w, attributes_, t, peer->second, comm, tag, 0), "MpiRecv");
+      check(OTF2_EvtWriter_MpiRecv(w, attributes_, t, peer->second, comm, tag, m.bytes),
+            "MpiRecv");
     ++summary_.messages;
     return 1;
   }

@@ -148,6 +148,9 @@ struct Op {
   // names it in its lease table.
   std::uint64_t lease_object = 0;
   std::uint32_t lease_target = 0;
+  // Signal, Wait of a message: its size in bytes when the translator knows
+  // it (traces), else 0.
+  std::uint64_t bytes = 0;
 };
 
 class CallProgram {

@@ -92,6 +92,7 @@ struct MessageEnd {
   bool wildcard = false;  // received by a receive posted for any source
   QueueId queue{};
   std::uint64_t position = 0;  // on its queue between the two ranks, from 1
+  std::uint64_t bytes = 0;     // the message's size, 0 if unknown
 };
 
 // One clocked call, after its program ran to the end.

@@ -353,6 +353,7 @@ struct SendEvent {
   std::int32_t tag;
   SendMode mode;
   std::uint8_t reserved[7];
+  std::uint64_t bytes;  // the message's size, when events carry times (traces), else 0
 };
 
 // A blocking receive: posted and completed in one call.
@@ -363,6 +364,7 @@ struct RecvEvent {
   std::int32_t status_source;
   std::int32_t status_tag;
   std::uint64_t pc;  // the application's return address
+  std::uint64_t bytes;  // received, when events carry times (traces), else 0
 };
 
 struct IrecvEvent {
@@ -381,6 +383,7 @@ struct Completion {
   std::int32_t tag;
   std::int32_t cancelled;
   std::int32_t reserved;
+  std::uint64_t bytes = 0;  // received, when events carry times (traces), else 0
 };
 
 // Wait/Test family: `count` Completion records follow.
@@ -399,6 +402,7 @@ struct IsendrecvEvent {
   std::int32_t source;
   std::int32_t recv_tag;
   std::uint64_t pc;  // the application's return address
+  std::uint64_t send_bytes;  // when events carry times (traces), else 0
 };
 
 struct SendrecvEvent {
@@ -410,6 +414,7 @@ struct SendrecvEvent {
   std::int32_t status_source;
   std::int32_t status_tag;
   std::uint64_t pc;  // the application's return address
+  std::uint64_t send_bytes, recv_bytes;  // when events carry times (traces), else 0
 };
 
 // Blocking collectives (before the call), non-blocking initiations and
@@ -454,6 +459,7 @@ struct MrecvEvent {
   std::uint64_t request;
   std::int32_t status_source;
   std::int32_t status_tag;
+  std::uint64_t bytes;  // received (MPI_Mrecv), when events carry times (traces), else 0
 };
 
 struct AbortEvent {
@@ -591,18 +597,18 @@ struct AnnotateEvent {
 };
 
 static_assert(sizeof(InitEvent) == 32);
-static_assert(sizeof(SendEvent) == 32);
-static_assert(sizeof(RecvEvent) == 32);
+static_assert(sizeof(SendEvent) == 40);
+static_assert(sizeof(RecvEvent) == 40);
 static_assert(sizeof(IrecvEvent) == 32);
-static_assert(sizeof(Completion) == 24);
+static_assert(sizeof(Completion) == 32);
 static_assert(sizeof(CompletionEvent) == 8);
-static_assert(sizeof(SendrecvEvent) == 40);
-static_assert(sizeof(IsendrecvEvent) == 40);
+static_assert(sizeof(SendrecvEvent) == 56);
+static_assert(sizeof(IsendrecvEvent) == 48);
 static_assert(sizeof(CollectiveEvent) == 24);
 static_assert(sizeof(StartEvent) == 16);
 static_assert(sizeof(RequestEvent) == 8);
 static_assert(sizeof(MprobeEvent) == 40);
-static_assert(sizeof(MrecvEvent) == 24);
+static_assert(sizeof(MrecvEvent) == 32);
 static_assert(sizeof(AbortEvent) == 16);
 static_assert(sizeof(CommCreateEvent) == 48);
 static_assert(sizeof(CommFreeEvent) == 8);

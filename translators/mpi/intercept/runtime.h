@@ -69,6 +69,22 @@ int start_and_test(Start&& start, MPI_Status* status = MPI_STATUS_IGNORE) {
   return test_yielding([&](int* flag) { return PMPI_Test(&r, flag, status); });
 }
 
+// Message sizes, for traces: read only while events carry times (a module
+// wants them), else 0 without asking MPI.
+template <class Count>
+std::uint64_t message_bytes(Count count, MPI_Datatype type) {
+  if (!intercept::trace_clock_on() || count <= 0) return 0;
+  MPI_Count size = 0;
+  if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size <= 0) return 0;
+  return static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(size);
+}
+inline std::uint64_t received_bytes(const MPI_Status* status) {
+  if (!intercept::trace_clock_on() || status == MPI_STATUS_IGNORE) return 0;
+  MPI_Count n = 0;
+  if (PMPI_Get_elements_x(status, MPI_BYTE, &n) != MPI_SUCCESS || n <= 0) return 0;
+  return static_cast<std::uint64_t>(n);
+}
+
 class Runtime {
  public:
   // After PMPI_Init*: attach to the tool if vcx-run started us.

@@ -14,8 +14,9 @@ using vcx::mpi::SendMode;
 namespace {
 
 vcx::mpi::SendEvent send_event(MPI_Comm comm, int dest, int tag, SendMode mode,
-                               MPI_Request request) {
+                               MPI_Request request, std::uint64_t bytes) {
   vcx::mpi::SendEvent ev{};
+  ev.bytes = bytes;
   ev.comm = comm_handle(comm);
   ev.request = request == MPI_REQUEST_NULL ? 0 : runtime().new_request_id(request);
   ev.dest = event_rank(dest);
@@ -33,40 +34,43 @@ int force_source(MPI_Comm comm, int& source) {
 }
 
 // A blocking send: push first; a synchronous one then waits for its answer.
-template <class F>
-int blocking_send(Call call, SendMode mode, MPI_Comm comm, int dest, int tag, F&& pmpi) {
+// `count` items of `type`: the message's size, for traces.
+template <class Count, class F>
+int blocking_send(Call call, SendMode mode, MPI_Comm comm, int dest, int tag, Count count,
+                  MPI_Datatype type, F&& pmpi) {
   Runtime& rt = runtime();
   if (!rt.active()) return pmpi();
   const bool waits = mode == SendMode::Synchronous && dest != MPI_PROC_NULL;
   const std::uint64_t ticket =
-      rt.push(call, send_event(comm, dest, tag, mode, MPI_REQUEST_NULL), waits);
+      rt.push(call, send_event(comm, dest, tag, mode, MPI_REQUEST_NULL, message_bytes(count, type)),
+              waits);
   const int rc = pmpi();
   rt.wait(ticket);
   return rc;
 }
 
 // A non-blocking send: the request exists only after the call.
-template <class F>
-int nonblocking_send(Call call, SendMode mode, MPI_Comm comm, int dest, int tag,
-                     MPI_Request* request, F&& pmpi) {
+template <class Count, class F>
+int nonblocking_send(Call call, SendMode mode, MPI_Comm comm, int dest, int tag, Count count,
+                     MPI_Datatype type, MPI_Request* request, F&& pmpi) {
   const vcx::intercept::CallEntry entered;  // the event is sent after the call
   const int rc = pmpi();
   Runtime& rt = runtime();
   if (rc != MPI_SUCCESS || !rt.active()) return rc;
-  rt.push(call, send_event(comm, dest, tag, mode, *request), false);
+  rt.push(call, send_event(comm, dest, tag, mode, *request, message_bytes(count, type)), false);
   if (mode == SendMode::Synchronous && dest != MPI_PROC_NULL) rt.remember(*request, RequestKind::Waits);
   return rc;
 }
 
 // A persistent send: nothing happens until MPI_Start.
-template <class F>
-int send_init(Call call, SendMode mode, MPI_Comm comm, int dest, int tag, MPI_Request* request,
-              F&& pmpi) {
+template <class Count, class F>
+int send_init(Call call, SendMode mode, MPI_Comm comm, int dest, int tag, Count count,
+              MPI_Datatype type, MPI_Request* request, F&& pmpi) {
   const vcx::intercept::CallEntry entered;  // the event is sent after the call
   const int rc = pmpi();
   Runtime& rt = runtime();
   if (rc != MPI_SUCCESS || !rt.active()) return rc;
-  rt.push(call, send_event(comm, dest, tag, mode, *request), false);
+  rt.push(call, send_event(comm, dest, tag, mode, *request, message_bytes(count, type)), false);
   const bool waits = mode == SendMode::Synchronous && dest != MPI_PROC_NULL;
   rt.remember(*request, waits ? RequestKind::Waits : RequestKind::Other, true);
   return rc;
@@ -94,6 +98,7 @@ int blocking_recv(Call call, MPI_Comm comm, int asked, int source, int tag, MPI_
   ev.status_source = event_rank(st->MPI_SOURCE);
   ev.status_tag = st->MPI_TAG;
   ev.pc = reinterpret_cast<std::uint64_t>(pc);
+  ev.bytes = received_bytes(st);
   rt.wait(rt.push(call, ev, source != MPI_PROC_NULL));
   return rc;
 }
@@ -141,8 +146,8 @@ int sendrecv_yielding(MPI_Status* status, Start&& start) {
 }
 
 template <class F>
-int sendrecv(Call call, int dest, int sendtag, int asked, int source, int recvtag, MPI_Comm comm,
-             MPI_Status* status, void* pc, F&& pmpi) {
+int sendrecv(Call call, int dest, int sendtag, std::uint64_t send_bytes, int asked, int source,
+             int recvtag, MPI_Comm comm, MPI_Status* status, void* pc, F&& pmpi) {
   const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) return pmpi(status);
@@ -160,6 +165,8 @@ int sendrecv(Call call, int dest, int sendtag, int asked, int source, int recvta
   ev.status_source = event_rank(st->MPI_SOURCE);
   ev.status_tag = st->MPI_TAG;
   ev.pc = reinterpret_cast<std::uint64_t>(pc);
+  ev.send_bytes = send_bytes;
+  ev.recv_bytes = received_bytes(st);
   rt.wait(rt.push(call, ev, source != MPI_PROC_NULL));
   return rc;
 }
@@ -181,6 +188,7 @@ int matched_recv(Call call, MPI_Message* message, MPI_Status* status, F&& pmpi) 
   ev.message = message_id;
   ev.status_source = event_rank(st->MPI_SOURCE);
   ev.status_tag = st->MPI_TAG;
+  ev.bytes = received_bytes(st);
   rt.wait(rt.push(call, ev, saved != MPI_MESSAGE_NO_PROC));
   return rc;
 }
@@ -203,8 +211,8 @@ int matched_irecv(Call call, MPI_Message* message, MPI_Request* request, F&& pmp
 }
 
 template <class F>
-int isendrecv(Call call, int dest, int sendtag, int asked, int source, int recvtag, MPI_Comm comm,
-              MPI_Request* request, void* pc, F&& pmpi) {
+int isendrecv(Call call, int dest, int sendtag, std::uint64_t send_bytes, int asked, int source,
+              int recvtag, MPI_Comm comm, MPI_Request* request, void* pc, F&& pmpi) {
   const vcx::intercept::CallEntry entered;  // the event is sent after the call
   const int rc = pmpi();
   Runtime& rt = runtime();
@@ -218,6 +226,7 @@ int isendrecv(Call call, int dest, int sendtag, int asked, int source, int recvt
   ev.source = ForcedMatches::event_source(asked, source);
   ev.recv_tag = event_tag(recvtag);
   ev.pc = reinterpret_cast<std::uint64_t>(pc);
+  ev.send_bytes = send_bytes;
   rt.push(call, ev, false);
   rt.remember(*request, source != MPI_PROC_NULL ? RequestKind::Waits : RequestKind::Other);
   return rc;
@@ -267,7 +276,7 @@ extern "C" {
 // ---- blocking sends ----
 
 int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return blocking_send(Call::Send, SendMode::Standard, comm, dest, tag, [&] {
+  return blocking_send(Call::Send, SendMode::Standard, comm, dest, tag, count, type, [&] {
     if (!runtime().yields()) return PMPI_Send(buf, count, type, dest, tag, comm);
     return start_and_test(
         [&](MPI_Request* r) { return PMPI_Isend(buf, count, type, dest, tag, comm, r); });
@@ -276,7 +285,7 @@ int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, M
 #if MPI_VERSION >= 4
 int MPI_Send_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                MPI_Comm comm) {
-  return blocking_send(Call::Send_c, SendMode::Standard, comm, dest, tag, [&] {
+  return blocking_send(Call::Send_c, SendMode::Standard, comm, dest, tag, count, type, [&] {
     if (!runtime().yields()) return PMPI_Send_c(buf, count, type, dest, tag, comm);
     return start_and_test(
         [&](MPI_Request* r) { return PMPI_Isend_c(buf, count, type, dest, tag, comm, r); });
@@ -284,29 +293,29 @@ int MPI_Send_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, in
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return blocking_send(Call::Bsend, SendMode::Buffered, comm, dest, tag,
+  return blocking_send(Call::Bsend, SendMode::Buffered, comm, dest, tag, count, type,
                        [&] { return PMPI_Bsend(buf, count, type, dest, tag, comm); });
 }
 #if MPI_VERSION >= 4
 int MPI_Bsend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                 MPI_Comm comm) {
-  return blocking_send(Call::Bsend_c, SendMode::Buffered, comm, dest, tag,
+  return blocking_send(Call::Bsend_c, SendMode::Buffered, comm, dest, tag, count, type,
                        [&] { return PMPI_Bsend_c(buf, count, type, dest, tag, comm); });
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return blocking_send(Call::Rsend, SendMode::Ready, comm, dest, tag,
+  return blocking_send(Call::Rsend, SendMode::Ready, comm, dest, tag, count, type,
                        [&] { return PMPI_Rsend(buf, count, type, dest, tag, comm); });
 }
 #if MPI_VERSION >= 4
 int MPI_Rsend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                 MPI_Comm comm) {
-  return blocking_send(Call::Rsend_c, SendMode::Ready, comm, dest, tag,
+  return blocking_send(Call::Rsend_c, SendMode::Ready, comm, dest, tag, count, type,
                        [&] { return PMPI_Rsend_c(buf, count, type, dest, tag, comm); });
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return blocking_send(Call::Ssend, SendMode::Synchronous, comm, dest, tag, [&] {
+  return blocking_send(Call::Ssend, SendMode::Synchronous, comm, dest, tag, count, type, [&] {
     if (!runtime().yields()) return PMPI_Ssend(buf, count, type, dest, tag, comm);
     return start_and_test(
         [&](MPI_Request* r) { return PMPI_Issend(buf, count, type, dest, tag, comm, r); });
@@ -315,7 +324,7 @@ int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 #if MPI_VERSION >= 4
 int MPI_Ssend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                 MPI_Comm comm) {
-  return blocking_send(Call::Ssend_c, SendMode::Synchronous, comm, dest, tag, [&] {
+  return blocking_send(Call::Ssend_c, SendMode::Synchronous, comm, dest, tag, count, type, [&] {
     if (!runtime().yields()) return PMPI_Ssend_c(buf, count, type, dest, tag, comm);
     return start_and_test(
         [&](MPI_Request* r) { return PMPI_Issend_c(buf, count, type, dest, tag, comm, r); });
@@ -327,56 +336,64 @@ int MPI_Ssend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, i
 
 int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               MPI_Request* request) {
-  return nonblocking_send(Call::Isend, SendMode::Standard, comm, dest, tag, request, [&] {
+  return nonblocking_send(Call::Isend, SendMode::Standard, comm, dest, tag, count, type,
+                          request, [&] {
     return PMPI_Isend(buf, count, type, dest, tag, comm, request);
   });
 }
 #if MPI_VERSION >= 4
 int MPI_Isend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                 MPI_Comm comm, MPI_Request* request) {
-  return nonblocking_send(Call::Isend_c, SendMode::Standard, comm, dest, tag, request, [&] {
+  return nonblocking_send(Call::Isend_c, SendMode::Standard, comm, dest, tag, count, type,
+                          request, [&] {
     return PMPI_Isend_c(buf, count, type, dest, tag, comm, request);
   });
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request* request) {
-  return nonblocking_send(Call::Ibsend, SendMode::Buffered, comm, dest, tag, request, [&] {
+  return nonblocking_send(Call::Ibsend, SendMode::Buffered, comm, dest, tag, count, type,
+                          request, [&] {
     return PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
   });
 }
 #if MPI_VERSION >= 4
 int MPI_Ibsend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                  MPI_Comm comm, MPI_Request* request) {
-  return nonblocking_send(Call::Ibsend_c, SendMode::Buffered, comm, dest, tag, request, [&] {
+  return nonblocking_send(Call::Ibsend_c, SendMode::Buffered, comm, dest, tag, count, type,
+                          request, [&] {
     return PMPI_Ibsend_c(buf, count, type, dest, tag, comm, request);
   });
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request* request) {
-  return nonblocking_send(Call::Irsend, SendMode::Ready, comm, dest, tag, request, [&] {
+  return nonblocking_send(Call::Irsend, SendMode::Ready, comm, dest, tag, count, type,
+                          request, [&] {
     return PMPI_Irsend(buf, count, type, dest, tag, comm, request);
   });
 }
 #if MPI_VERSION >= 4
 int MPI_Irsend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                  MPI_Comm comm, MPI_Request* request) {
-  return nonblocking_send(Call::Irsend_c, SendMode::Ready, comm, dest, tag, request, [&] {
+  return nonblocking_send(Call::Irsend_c, SendMode::Ready, comm, dest, tag, count, type,
+                          request, [&] {
     return PMPI_Irsend_c(buf, count, type, dest, tag, comm, request);
   });
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request* request) {
-  return nonblocking_send(Call::Issend, SendMode::Synchronous, comm, dest, tag, request, [&] {
+  return nonblocking_send(Call::Issend, SendMode::Synchronous, comm, dest, tag, count, type,
+                          request, [&] {
     return PMPI_Issend(buf, count, type, dest, tag, comm, request);
   });
 }
 #if MPI_VERSION >= 4
 int MPI_Issend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                  MPI_Comm comm, MPI_Request* request) {
-  return nonblocking_send(Call::Issend_c, SendMode::Synchronous, comm, dest, tag, request, [&] {
+  return nonblocking_send(Call::Issend_c, SendMode::Synchronous, comm, dest, tag, count, type,
+                          request, [&] {
     return PMPI_Issend_c(buf, count, type, dest, tag, comm, request);
   });
 }
@@ -386,56 +403,61 @@ int MPI_Issend_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, 
 
 int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                   MPI_Comm comm, MPI_Request* request) {
-  return send_init(Call::Send_init, SendMode::Standard, comm, dest, tag, request, [&] {
+  return send_init(Call::Send_init, SendMode::Standard, comm, dest, tag, count, type, request, [&] {
     return PMPI_Send_init(buf, count, type, dest, tag, comm, request);
   });
 }
 #if MPI_VERSION >= 4
 int MPI_Send_init_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                     MPI_Comm comm, MPI_Request* request) {
-  return send_init(Call::Send_init_c, SendMode::Standard, comm, dest, tag, request, [&] {
+  return send_init(Call::Send_init_c, SendMode::Standard, comm, dest, tag, count, type,
+                   request, [&] {
     return PMPI_Send_init_c(buf, count, type, dest, tag, comm, request);
   });
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                    MPI_Comm comm, MPI_Request* request) {
-  return send_init(Call::Bsend_init, SendMode::Buffered, comm, dest, tag, request, [&] {
+  return send_init(Call::Bsend_init, SendMode::Buffered, comm, dest, tag, count, type,
+                   request, [&] {
     return PMPI_Bsend_init(buf, count, type, dest, tag, comm, request);
   });
 }
 #if MPI_VERSION >= 4
 int MPI_Bsend_init_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                      MPI_Comm comm, MPI_Request* request) {
-  return send_init(Call::Bsend_init_c, SendMode::Buffered, comm, dest, tag, request, [&] {
+  return send_init(Call::Bsend_init_c, SendMode::Buffered, comm, dest, tag, count, type,
+                   request, [&] {
     return PMPI_Bsend_init_c(buf, count, type, dest, tag, comm, request);
   });
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Rsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                    MPI_Comm comm, MPI_Request* request) {
-  return send_init(Call::Rsend_init, SendMode::Ready, comm, dest, tag, request, [&] {
+  return send_init(Call::Rsend_init, SendMode::Ready, comm, dest, tag, count, type, request, [&] {
     return PMPI_Rsend_init(buf, count, type, dest, tag, comm, request);
   });
 }
 #if MPI_VERSION >= 4
 int MPI_Rsend_init_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                      MPI_Comm comm, MPI_Request* request) {
-  return send_init(Call::Rsend_init_c, SendMode::Ready, comm, dest, tag, request, [&] {
+  return send_init(Call::Rsend_init_c, SendMode::Ready, comm, dest, tag, count, type, request, [&] {
     return PMPI_Rsend_init_c(buf, count, type, dest, tag, comm, request);
   });
 }
 #endif  // MPI_VERSION >= 4
 int MPI_Ssend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                    MPI_Comm comm, MPI_Request* request) {
-  return send_init(Call::Ssend_init, SendMode::Synchronous, comm, dest, tag, request, [&] {
+  return send_init(Call::Ssend_init, SendMode::Synchronous, comm, dest, tag, count, type,
+                   request, [&] {
     return PMPI_Ssend_init(buf, count, type, dest, tag, comm, request);
   });
 }
 #if MPI_VERSION >= 4
 int MPI_Ssend_init_c(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                      MPI_Comm comm, MPI_Request* request) {
-  return send_init(Call::Ssend_init_c, SendMode::Synchronous, comm, dest, tag, request, [&] {
+  return send_init(Call::Ssend_init_c, SendMode::Synchronous, comm, dest, tag, count, type,
+                   request, [&] {
     return PMPI_Ssend_init_c(buf, count, type, dest, tag, comm, request);
   });
 }
@@ -634,7 +656,8 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int 
                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status* status) {
   const int asked = force_source(comm, source);
-  return sendrecv(Call::Sendrecv, dest, sendtag, asked, source, recvtag, comm, status,
+  return sendrecv(Call::Sendrecv, dest, sendtag, message_bytes(sendcount, sendtype), asked,
+                  source, recvtag, comm, status,
                   VCX_CALLER(), [&](MPI_Status* st) {
                     if (runtime().yields())
                       return sendrecv_yielding(st, [&](MPI_Request* r) {
@@ -653,7 +676,8 @@ int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                    int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   const int asked = force_source(comm, source);
-  return sendrecv(Call::Sendrecv_c, dest, sendtag, asked, source, recvtag, comm, status,
+  return sendrecv(Call::Sendrecv_c, dest, sendtag, message_bytes(sendcount, sendtype), asked,
+                  source, recvtag, comm, status,
                   VCX_CALLER(), [&](MPI_Status* st) {
                     if (runtime().yields())
                       return sendrecv_yielding(st, [&](MPI_Request* r) {
@@ -671,7 +695,8 @@ int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   const int asked = force_source(comm, source);
-  return sendrecv(Call::Sendrecv_replace, dest, sendtag, asked, source, recvtag, comm, status,
+  return sendrecv(Call::Sendrecv_replace, dest, sendtag, message_bytes(count, type), asked,
+                  source, recvtag, comm, status,
                   VCX_CALLER(), [&](MPI_Status* st) {
                     return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag,
                                                  comm, st);
@@ -681,7 +706,8 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int 
 int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype type, int dest, int sendtag,
                            int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   const int asked = force_source(comm, source);
-  return sendrecv(Call::Sendrecv_replace_c, dest, sendtag, asked, source, recvtag, comm, status,
+  return sendrecv(Call::Sendrecv_replace_c, dest, sendtag, message_bytes(count, type), asked,
+                  source, recvtag, comm, status,
                   VCX_CALLER(), [&](MPI_Status* st) {
                     return PMPI_Sendrecv_replace_c(buf, count, type, dest, sendtag, source,
                                                    recvtag, comm, st);
@@ -692,7 +718,8 @@ int MPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int
                   int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype, int source,
                   int recvtag, MPI_Comm comm, MPI_Request* request) {
   const int asked = force_source(comm, source);
-  return isendrecv(Call::Isendrecv, dest, sendtag, asked, source, recvtag, comm, request,
+  return isendrecv(Call::Isendrecv, dest, sendtag, message_bytes(sendcount, sendtype), asked,
+                   source, recvtag, comm, request,
                    VCX_CALLER(), [&] {
     return PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                           recvtype, source, recvtag, comm, request);
@@ -702,7 +729,8 @@ int MPI_Isendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                     int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
   const int asked = force_source(comm, source);
-  return isendrecv(Call::Isendrecv_c, dest, sendtag, asked, source, recvtag, comm, request,
+  return isendrecv(Call::Isendrecv_c, dest, sendtag, message_bytes(sendcount, sendtype), asked,
+                   source, recvtag, comm, request,
                    VCX_CALLER(), [&] {
     return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                             recvtype, source, recvtag, comm, request);
@@ -711,7 +739,8 @@ int MPI_Isendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 int MPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                           int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
   const int asked = force_source(comm, source);
-  return isendrecv(Call::Isendrecv_replace, dest, sendtag, asked, source, recvtag, comm, request,
+  return isendrecv(Call::Isendrecv_replace, dest, sendtag, message_bytes(count, datatype), asked,
+                   source, recvtag, comm, request,
                    VCX_CALLER(), [&] {
     return PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
                                   request);
@@ -721,7 +750,8 @@ int MPI_Isendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, i
                             int sendtag, int source, int recvtag, MPI_Comm comm,
                             MPI_Request* request) {
   const int asked = force_source(comm, source);
-  return isendrecv(Call::Isendrecv_replace_c, dest, sendtag, asked, source, recvtag, comm, request,
+  return isendrecv(Call::Isendrecv_replace_c, dest, sendtag, message_bytes(count, datatype), asked,
+                   source, recvtag, comm, request,
                    VCX_CALLER(), [&] {
     return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm,
                                     request);

@@ -56,7 +56,8 @@ void report(Call call) {
     PMPI_Test_cancelled(t_done[i].status, &cancelled);
     const vcx::mpi::Completion c{t_done[i].request,
                                  event_rank(t_done[i].status->MPI_SOURCE),
-                                 t_done[i].status->MPI_TAG, cancelled, 0};
+                                 t_done[i].status->MPI_TAG, cancelled, 0,
+                                 received_bytes(t_done[i].status)};
     std::memcpy(p + sizeof head + i * sizeof c, &c, sizeof c);
   }
   rt.wait(rt.commit());

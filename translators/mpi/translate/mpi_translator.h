@@ -69,6 +69,7 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
     // 4.0.2 leaves an MPI_Isendrecv request's status empty).
     bool status_unreliable = false;
     bool wildcard = false;  // a receive posted for any source
+    std::uint64_t bytes = 0;  // a persistent send's message size (traces)
     bool cancel_requested = false;  // MPI_Cancel was called on it
     Call call = Call::Count;
     std::int32_t peer = 0;  // destination or source (communicator rank)
@@ -98,6 +99,7 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
 
   // Emits the signal of a send to peer rank `dest`; returns its token.
   SendToken emit_send(const CommPtr& c, std::int32_t dest, std::int32_t tag, bool sync,
+                      std::uint64_t bytes,
                       ExchangeControl& ctl, CallProgram& out);
   // Posts a receive (wildcards allowed) and binds what can be bound; `pc`
   // is the posting call's return address in the application (0 if unknown);

@@ -11,11 +11,12 @@
 namespace vcx::mpi {
 namespace {
 
-Op token_op(OpKind kind, ReceiveToken t, std::uint16_t flags = 0) {
+Op token_op(OpKind kind, ReceiveToken t, std::uint16_t flags = 0, std::uint64_t bytes = 0) {
   Op op;
   op.kind = kind;
   op.value = t.value;
   op.flags = flags;
+  op.bytes = bytes;
   return op;
 }
 
@@ -40,7 +41,8 @@ bool could_match(const PostedReceive& p, Rank src, std::int32_t tag) {
 }  // namespace
 
 SendToken MpiTranslator::emit_send(const CommPtr& c, std::int32_t dest, std::int32_t tag,
-                                   bool sync, ExchangeControl& ctl, CallProgram& out) {
+                                   bool sync, std::uint64_t bytes, ExchangeControl& ctl,
+                                   CallProgram& out) {
   const Rank dst = peer_of(*c, dest);
   const QueueId q = queue_of(*c, tag);
   const SendToken t = ctl.reserve_send(dst, q);
@@ -50,6 +52,7 @@ SendToken MpiTranslator::emit_send(const CommPtr& c, std::int32_t dest, std::int
   op.peer = dst;
   op.queue = q;
   op.value = t.seq;
+  op.bytes = bytes;
   out.push(op);
   return t;
 }
@@ -63,7 +66,7 @@ void MpiTranslator::on_send(Call, const SendEvent& e, ExchangeControl& ctl, Call
   }
   const CommPtr& c = comm(e.comm);
   out.mark_clocked();
-  const SendToken t = emit_send(c, e.dest, e.tag, sync, ctl, out);
+  const SendToken t = emit_send(c, e.dest, e.tag, sync, e.bytes, ctl, out);
   if (nonblocking) {
     Request r;
     r.kind = sync ? ReqKind::SyncSend : ReqKind::Send;
@@ -84,6 +87,7 @@ void MpiTranslator::on_send_init(Call call, const SendEvent& e) {
     r.comm = comm(e.comm);
     r.peer = e.dest;
     r.tag = e.tag;
+    r.bytes = e.bytes;
   }
   requests_[e.request] = std::move(r);
 }
@@ -109,7 +113,7 @@ void MpiTranslator::start_p2p(Request& r, std::uint64_t pc, ExchangeControl& ctl
     case ReqKind::Send:
     case ReqKind::SyncSend:
       out.mark_clocked();
-      r.send = emit_send(r.comm, r.peer, r.tag, r.kind == ReqKind::SyncSend, ctl, out);
+      r.send = emit_send(r.comm, r.peer, r.tag, r.kind == ReqKind::SyncSend, r.bytes, ctl, out);
       break;
     case ReqKind::Receive:
       r.receive = post_receive(r.comm, is_forced_source(source) ? source : r.peer, r.tag, pc,
@@ -255,7 +259,7 @@ void MpiTranslator::on_recv(const RecvEvent& e, ExchangeControl& ctl, CallProgra
   resolve_receive(c, t, e.status_source, e.status_tag, ctl);
   c->order.completed(t, ctl);
   if (noting_) noting_->completed(t);
-  out.push(token_op(OpKind::Wait, t, wait_flags(e.source)));
+  out.push(token_op(OpKind::Wait, t, wait_flags(e.source), e.bytes));
   out.push(token_op(OpKind::Snapshot, t));
 }
 
@@ -298,7 +302,7 @@ void MpiTranslator::on_mrecv(Call call, const MrecvEvent& e, ExchangeControl& ct
     c->order.completed(token, ctl);
     if (noting_) noting_->completed(token);
     out.mark_clocked();
-    out.push(token_op(OpKind::Wait, token, wildcard ? kWaitWildcard : 0));
+    out.push(token_op(OpKind::Wait, token, wildcard ? kWaitWildcard : 0, e.bytes));
     return;
   }
   Request r;
@@ -359,7 +363,7 @@ void MpiTranslator::on_completion(const std::uint8_t* payload, std::size_t size,
         r.comm->order.completed(r.receive, ctl);
         if (noting_) noting_->completed(r.receive);
         out.mark_clocked();
-        out.push(token_op(OpKind::Wait, r.receive, r.wildcard ? kWaitWildcard : 0));
+        out.push(token_op(OpKind::Wait, r.receive, r.wildcard ? kWaitWildcard : 0, c.bytes));
         break;
       case ReqKind::SyncSend:
         if (c.cancelled) {
@@ -395,7 +399,7 @@ void MpiTranslator::on_sendrecv(const SendrecvEvent& e, ExchangeControl& ctl, Ca
   const CommPtr& c = comm(e.comm);
   if (e.dest != kRankProcNull) {
     out.mark_clocked();
-    emit_send(c, e.dest, e.send_tag, false, ctl, out);
+    emit_send(c, e.dest, e.send_tag, false, e.send_bytes, ctl, out);
   }
   if (e.source != kRankProcNull && e.status_source != kRankProcNull) {
     out.mark_clocked();
@@ -403,7 +407,7 @@ void MpiTranslator::on_sendrecv(const SendrecvEvent& e, ExchangeControl& ctl, Ca
     resolve_receive(c, t, e.status_source, e.status_tag, ctl);
     c->order.completed(t, ctl);
     if (noting_) noting_->completed(t);
-    out.push(token_op(OpKind::Wait, t, wait_flags(e.source)));
+    out.push(token_op(OpKind::Wait, t, wait_flags(e.source), e.recv_bytes));
     out.push(token_op(OpKind::Snapshot, t));
   }
 }
@@ -416,7 +420,7 @@ void MpiTranslator::on_isendrecv(const IsendrecvEvent& e, ExchangeControl& ctl,
   r.comm = comm(e.comm);
   if (e.dest != kRankProcNull) {
     out.mark_clocked();
-    emit_send(r.comm, e.dest, e.send_tag, false, ctl, out);
+    emit_send(r.comm, e.dest, e.send_tag, false, e.send_bytes, ctl, out);
   }
   if (e.source != kRankProcNull) {
     r.kind = ReqKind::Receive;
