@@ -14,7 +14,6 @@
 #include "vcx/atomic_file.h"
 #include "vcx/exchange.h"
 #include "vcx/plugin.h"
-#include "vcx/symbolizer.h"
 #include "vcx/trace_format.h"
 
 namespace vcx {
@@ -108,7 +107,7 @@ class TraceModule final : public Plugin, public ClockedCallObserver {
   // Once, while the application runs: the objects its call sites are in.
   void write_maps() {
     maps_written_ = true;
-    const std::string maps = process_maps(host_.app_pid());
+    const std::string maps = host_.app_memory_map();
     if (maps.empty()) return;
     const std::string path = dir_ + "/" + trace::rank_maps_name(host_.rank());
     std::string error;

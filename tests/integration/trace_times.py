@@ -78,7 +78,7 @@ def run(args, exe: str, trace: str, skew: str | None) -> None:
     env.pop("VCX_TEST_CLOCK_SKEW", None)
     if skew:
         env["VCX_TEST_CLOCK_SKEW"] = skew
-    p = subprocess.run([args.vcx_run, "-n", "3", "--trace", trace, exe, *args.arg],
+    p = subprocess.run([args.vcx_run, "-n", "3", "--trace", trace, *args.vcx_arg, exe, *args.arg],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                        timeout=args.timeout)
     if p.returncode != 0:
@@ -194,4 +194,6 @@ def check(name: str, exe: str, args, work: str) -> list[str]:
 if __name__ == "__main__":
     sys.exit(trace_cases.main(
         "trace_times", check,
-        lambda ap: ap.add_argument("--sources", action="append", required=True)))
+        lambda ap: (ap.add_argument("--sources", action="append", required=True),
+                    ap.add_argument("--vcx-arg", action="append", default=[],
+                                    help="an option of vcx-run for every run"))))

@@ -658,6 +658,11 @@ void ToolProcess::flush_observers() {
   for (ClockedCallObserver* o : observers_) o->flush();
 }
 
+std::string ToolProcess::app_memory_map() const {
+  if (app_pid_ <= 0 || !is_session_process(app_pid_, opts_.token)) return {};
+  return process_maps(app_pid_);
+}
+
 std::string ToolProcess::source_of(std::uint64_t call_site) const {
   // Only an application rank of this node and session names its code here.
   if (call_site == 0 || app_pid_ <= 0 || !is_session_process(app_pid_, opts_.token)) return {};

@@ -51,6 +51,7 @@ class ToolProcess final : public ToolHost {
   void answer_where_request();
   // "file:line" of an application call site, "" if the rank is not this node's
   // or its code is not known.
+  std::string app_memory_map() const override;
   std::string source_of(std::uint64_t call_site) const;
 
   // ToolHost

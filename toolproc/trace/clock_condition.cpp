@@ -22,6 +22,9 @@ Timelines::Timelines(std::uint32_t world_size) : ranks_(world_size), alignment_(
 void Timelines::add_call(std::uint32_t rank, std::uint64_t enter_ns, std::uint64_t leave_ns,
                          std::span<const ClockValue> clock) {
   RankLine& l = ranks_[rank];
+  // A call without times (cut off by a crash) stands right after the one
+  // before it.
+  if (enter_ns == 0 && !l.t.empty()) enter_ns = static_cast<std::uint64_t>(l.t.back());
   const auto enter = static_cast<std::int64_t>(enter_ns);
   const auto leave = std::max(enter, static_cast<std::int64_t>(leave_ns ? leave_ns : enter_ns));
   l.t.push_back(enter);

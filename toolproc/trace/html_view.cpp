@@ -166,13 +166,17 @@ ViewSummary write_view(const TraceSet& trace, const std::string& out, const View
          clock = json::array();
     std::vector<ClockValue> last(trace.world_size, 0);
     std::map<std::uint64_t, std::uint64_t> occurrences;
+    std::uint64_t previous_ns = origin;
     for (std::size_t i = 0; i < r.calls.size(); ++i) {
       const Record& c = r.calls[i];
+      // A call without times (cut off by a crash) stands after the one before.
+      std::uint64_t enter_ns = c.enter_ns, leave_ns = c.leave_ns;
+      if (enter_ns == 0) enter_ns = leave_ns = previous_ns;
+      previous_ns = std::max(enter_ns, leave_ns);
       // Without physical times, calls stand in program order.
-      const std::uint64_t enter =
-          trace.timed ? c.enter_ns - std::min(c.enter_ns, origin) : 1000 * i;
+      const std::uint64_t enter = trace.timed ? enter_ns - std::min(enter_ns, origin) : 1000 * i;
       const std::uint64_t leave =
-          trace.timed ? std::max(c.leave_ns, c.enter_ns) - std::min(c.enter_ns, origin)
+          trace.timed ? std::max(leave_ns, enter_ns) - std::min(enter_ns, origin)
                       : 1000 * i + 800;
       t.push_back(enter);
       t.push_back(leave);
@@ -180,7 +184,10 @@ ViewSummary write_view(const TraceSet& trace, const std::string& out, const View
       site.push_back(c.call_site ? sites.index(site_names.name(c.call_site)) : -1);
       if (c.group.value != 0) {
         group.push_back(groups.index(hex(c.group.value)));
-        instances[{c.group.value, occurrences[c.group.value]++}].emplace_back(r.rank.value, i);
+        // The n-th collective a member initiates on a group is the n-th of
+        // every member (MPI's rule); a wait completing one is no instance.
+        if (!completes_requests(c.call))
+          instances[{c.group.value, occurrences[c.group.value]++}].emplace_back(r.rank.value, i);
       } else {
         group.push_back(-1);
       }

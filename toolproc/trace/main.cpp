@@ -590,7 +590,8 @@ int run(int argc, char** argv) {
     if (correction.min_latency_ns < 0) throw UsageError{cmd + ": --min-latency must be >= 0"};
     if (!(correction.gamma > 0 && correction.gamma <= 1))
       throw UsageError{cmd + ": --gamma must be in (0, 1]"};
-    if (!(correction.max_stretch > 0)) throw UsageError{cmd + ": --max-stretch must be > 0"};
+    if (!(correction.max_stretch >= 1e-6 && correction.max_stretch <= 1e6))
+      throw UsageError{cmd + ": --max-stretch must be between 1e-6 and 1e6"};
   }
   if (cmd == "export") {
     std::optional<std::uint32_t> rank;

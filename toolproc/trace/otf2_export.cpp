@@ -147,7 +147,10 @@ class Otf2Writer {
     first_time_ = UINT64_MAX;
     for (const RankTrace& r : trace_.ranks)
       for (const Record& c : r.calls) {
-        const bool collective = c.group.value != 0 && trace_.groups.count(c.group.value);
+        // Collectives as their initiations: every member initiates each
+        // one once, in the same order (its completion is a wait).
+        const bool collective = c.group.value != 0 && trace_.groups.count(c.group.value) &&
+                                !completes_requests(c.call);
         auto [it, added] = regions_.try_emplace(
             c.call, Region{static_cast<OTF2_RegionRef>(regions_.size()), collective});
         it->second.collective = it->second.collective || collective;
@@ -197,7 +200,8 @@ class Otf2Writer {
               "attribute");
       check(OTF2_EvtWriter_Enter(w, attributes_, enter, region.ref), "Enter");
       ++events;
-      const bool collective = c.group.value != 0 && comms_.count(c.group.value);
+      const bool collective =
+          c.group.value != 0 && comms_.count(c.group.value) && !completes_requests(c.call);
       const bool window = collective && windows_.count(c.group.value);
       if (window) {
         check(OTF2_EvtWriter_RmaCollectiveBegin(w, nullptr, enter), "RmaCollectiveBegin");
@@ -332,10 +336,11 @@ class Otf2Writer {
                                                     OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
                                                     OTF2_UNDEFINED_LOCATION_GROUP),
             "LocationGroup");
-    for (const RankTrace& r : trace_.ranks)
-      check(OTF2_GlobalDefWriter_WriteLocation(g, r.rank.value, rank_names[r.rank.value],
-                                               OTF2_LOCATION_TYPE_CPU_THREAD,
-                                               events_[r.rank.value], r.rank.value),
+    // Every rank is a location, also one whose file is missing (no events):
+    // the groups name them all.
+    for (std::uint32_t r = 0; r < trace_.world_size; ++r)
+      check(OTF2_GlobalDefWriter_WriteLocation(g, r, rank_names[r], OTF2_LOCATION_TYPE_CPU_THREAD,
+                                               events_[r], r),
             "Location");
     std::vector<std::pair<const std::string*, const Region*>> regions(regions_.size());
     for (const auto& [name, region] : regions_) regions[region.ref] = {&name, &region};

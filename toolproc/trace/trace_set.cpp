@@ -2,6 +2,10 @@
 
 namespace vcx::trace {
 
+bool completes_requests(const std::string& call) {
+  return call.starts_with("MPI_Wait") || call.starts_with("MPI_Test");
+}
+
 TraceSet TraceSet::load(const std::string& dir) {
   TraceSet t;
   std::vector<RankFile> files;

@@ -14,6 +14,11 @@
 
 namespace vcx::trace {
 
+// A call that completes requests (MPI_Wait..., MPI_Test...): one that
+// completes a non-blocking collective names the collective's group, but the
+// collective's instance is its initiation's.
+bool completes_requests(const std::string& call);
+
 // The trace cannot be read (missing, not a trace, corrupt, inconsistent).
 struct TraceError : std::runtime_error {
   using std::runtime_error::runtime_error;

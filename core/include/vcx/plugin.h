@@ -94,6 +94,10 @@ class ToolHost {
   // The application process's id once it attached (0 before): analyses read
   // its memory map, on the same node, to name code addresses later.
   virtual std::int32_t app_pid() const { return 0; }
+  // The text of the application process's /proc/<pid>/maps, "" unless it
+  // is a process of this node and this run (with the tool on another node,
+  // the pid names some other process here).
+  virtual std::string app_memory_map() const { return {}; }
 };
 
 }  // namespace vcx

@@ -46,7 +46,12 @@
   for (const r of ranks) {
     r.count = r.name.length;
     r.kind = r.name.map((n, i) => kindOf(data.names[n], r.group[i]));
-    if (r.count) tMax = Math.max(tMax, r.t[2 * r.count - 1]);
+    // The latest return so far, per call: what the lookups search (returns
+    // need not grow when several threads call).
+    r.endMax = new Float64Array(r.count);
+    let latest = 0;
+    for (let i = 0; i < r.count; ++i) r.endMax[i] = latest = Math.max(latest, r.t[2 * i + 1]);
+    if (r.count) tMax = Math.max(tMax, latest);
   }
 
   // RMA epochs per rank, as [first call, last call]: lock to unlock,
@@ -126,12 +131,12 @@
   const tOf = (x) => t0 + x / width * (t1 - t0);
   const yOf = (rank) => topPad + rank * laneHeight;
 
-  // First call of r whose return is at or after t.
+  // First call of r from which on some call returns at or after t.
   function firstEndingAfter(r, t) {
     let lo = 0, hi = r.count;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (r.t[2 * mid + 1] < t) lo = mid + 1; else hi = mid;
+      if (r.endMax[mid] < t) lo = mid + 1; else hi = mid;
     }
     return lo;
   }
@@ -379,7 +384,7 @@
                                `</td></tr>` : "") +
         (alternativesOf.has(rank + ":" + index)
              ? `<tr><td>alternatives</td><td class="alternatives">could have matched rank ` +
-               `${alternativesOf.get(rank + ":" + index)[3].join(", ")} instead ` +
+               `${esc(alternativesOf.get(rank + ":" + index)[3].join(", "))} instead ` +
                `(--analysis matches)</td></tr>` : "") +
         `<tr><td>enter</td><td>${fmt(r.t[2 * index])}</td></tr>` +
         `<tr><td>return</td><td>${fmt(r.t[2 * index + 1])}</td></tr>` +
@@ -393,8 +398,9 @@
   function showFindings() {
     if (!findings.alternatives.length && !findings.races.length) return;
     const alt = findings.alternatives.map(([rank, i, matched, alts]) =>
-        `<li><a data-rank="${rank}" data-index="${i}">rank ${rank}, call ${i}</a>: took ` +
-        `rank ${matched}'s message, could have matched rank ${alts.join(", ")}</li>`).join("");
+        `<li><a data-rank="${+rank}" data-index="${+i}">rank ${+rank}, call ${+i}</a>: took ` +
+        `rank ${esc(matched)}'s message, could have matched rank ${esc(alts.join(", "))}</li>`)
+        .join("");
     const races = findings.races.map((t) => `<li>${esc(t)}</li>`).join("");
     details.innerHTML =
         (alt ? `<h2>receives with alternative matches</h2><ul class="findings">${alt}</ul>` : "") +

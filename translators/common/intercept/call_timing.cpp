@@ -9,7 +9,6 @@
 namespace vcx::intercept {
 namespace {
 
-std::atomic<bool> g_on{false};
 // Test skew of this rank (VCX_TEST_CLOCK_SKEW); zero in real runs.
 std::int64_t g_offset_ns = 0;
 double g_drift = 0;  // relative: ns per ns
@@ -42,6 +41,8 @@ bool parse_item(const char*& p, long& rank, long long& offset, double& drift) {
 
 }  // namespace
 
+std::atomic<bool> g_trace_clock_on{false};
+
 std::uint64_t trace_clock_ns() {
   const std::uint64_t t = monotonic_ns();
   if (g_offset_ns == 0 && g_drift == 0) return t;
@@ -66,11 +67,9 @@ bool start_trace_clock(int world_rank, const char** error) {
       g_drift = drift * 1e-6;
     }
   }
-  g_on.store(true, std::memory_order_release);
+  g_trace_clock_on.store(true, std::memory_order_release);
   return true;
 }
-
-bool trace_clock_on() { return g_on.load(std::memory_order_relaxed); }
 
 CallEntry::CallEntry() noexcept {
   if (!trace_clock_on() || t_entered != 0) return;

@@ -24,6 +24,10 @@ std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
 // Initial-exec: the interceptor is preloaded, and this is read on every
 // access to watched memory.
 __attribute__((tls_model("initial-exec"))) thread_local bool t_in_lock = false;
+// The number of the timed event this thread sent last (ChannelClient::
+// timed_events_): its call's return belongs to the channel's last timed
+// event only if no other thread sent one since.
+__attribute__((tls_model("initial-exec"))) thread_local std::uint64_t t_my_timed_event = 0;
 
 void on_local_access(std::uintptr_t addr, std::uintptr_t bytes, int write, std::uintptr_t pc) {
   process_client().local_access(addr, bytes, write != 0, pc);
@@ -324,6 +328,7 @@ void ChannelClient::stamp(void* payload, std::size_t payload_bytes) {
   std::memcpy(static_cast<std::uint8_t*>(payload) + timed_payload_offset(payload_bytes), &t,
               sizeof t);
   previous_leave_ns_ = 0;
+  t_my_timed_event = ++timed_events_;
 }
 
 std::uint64_t ChannelClient::commit() {
@@ -343,10 +348,17 @@ void ChannelClient::wait(std::uint64_t ticket) {
   stamp_return();
 }
 
-// Only one thread pushes, so the last event begun is this call's: it returns
-// after this. (With several threads, returns are commit times.)
+// The call of this thread's last event returns now, if that event is still
+// the channel's last timed one (another thread's may have followed it).
 void ChannelClient::stamp_return() {
-  if (timed_ && !serialise_) previous_leave_ns_ = trace_clock_ns();
+  if (!timed_) return;
+  if (!serialise_) {
+    previous_leave_ns_ = trace_clock_ns();
+    return;
+  }
+  lock();
+  if (timed_events_ == t_my_timed_event) previous_leave_ns_ = trace_clock_ns();
+  unlock();
 }
 
 void ChannelClient::tool_failed(const char* what) {

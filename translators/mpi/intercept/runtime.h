@@ -129,7 +129,9 @@ class Runtime {
   void wait(std::uint64_t ticket) { client_.wait(ticket); }
   // A call that sent its event first and neither waited after its MPI call
   // returns now (call_timing.h).
-  void call_returned() { client_.stamp_return(); }
+  void call_returned() {
+    if (active()) client_.stamp_return();
+  }
   void wait_always(std::uint64_t ticket) { client_.wait_always(ticket); }
   // The one request a runtime hands out for every non-blocking collective
   // that is complete at once, shared by all of them (MPI_REQUEST_NULL when

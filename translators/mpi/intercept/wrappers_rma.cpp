@@ -567,7 +567,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
     }
   }
   const int rc = PMPI_Win_lock(lock_type, rank, assert, win);
-  rt.call_returned();
+  if (rank != MPI_PROC_NULL) rt.call_returned();  // its event was sent
   return rc;
 }
 

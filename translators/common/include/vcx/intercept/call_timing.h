@@ -10,6 +10,7 @@
 // again when it waits after its MPI call, and sends it with the next event.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace vcx::intercept {
@@ -23,7 +24,13 @@ std::uint64_t trace_clock_ns();
 // adds offset_ns + drift_ppm * 1e-6 * (t - t_start) to rank R's readings.
 // False and *error when the variable is malformed.
 bool start_trace_clock(int world_rank, const char** error);
-bool trace_clock_on();
+// Inline: every OpenSHMEM wrapper and every MPI completion asks.
+extern std::atomic<bool> g_trace_clock_on;
+inline bool trace_clock_on() { return g_trace_clock_on.load(std::memory_order_relaxed); }
+
+// With several threads calling (MPI_THREAD_MULTIPLE, or local accesses
+// reported), a call's return is stamped only while its event is still the
+// channel's last timed one; otherwise the next event carries no return.
 
 // Scoped: the calls this thread makes while one lives were entered when the
 // outermost one was made.

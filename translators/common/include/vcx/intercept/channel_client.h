@@ -156,6 +156,7 @@ class ChannelClient {
   // of the last timed event, for the next one (call_timing.h).
   bool timed_ = false;
   std::uint64_t previous_leave_ns_ = 0;
+  std::uint64_t timed_events_ = 0;  // timed events sent (under the lock)
   void stamp(void* payload, std::size_t payload_bytes);
   // The call of the last event begun, for messages about a failed tool.
   Model last_model_ = Model::Mpi;
