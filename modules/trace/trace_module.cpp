@@ -75,6 +75,9 @@ class TraceModule final : public Plugin, public ClockedCallObserver {
 
   void on_clock_sync(const ClockSync& s) override {
     writer_.append_sync(s);
+    // The last measurement comes right before the application finalises:
+    // its map now also has the libraries it loaded since the first event.
+    if (s.phase == 1) write_maps();
     report_failure();
   }
 
@@ -104,7 +107,7 @@ class TraceModule final : public Plugin, public ClockedCallObserver {
                  writer_.error().c_str(), host_.rank().value);
   }
 
-  // Once, while the application runs: the objects its call sites are in.
+  // While the application runs: the objects its call sites are in.
   void write_maps() {
     maps_written_ = true;
     const std::string maps = host_.app_memory_map();
