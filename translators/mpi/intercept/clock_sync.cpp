@@ -1,7 +1,6 @@
 #include "clock_sync.h"
 
 #include <cstdint>
-#include <limits>
 
 #include "vcx/intercept/call_timing.h"
 
@@ -34,7 +33,6 @@ void ClockSync::stop() {
 // its clock, and the round with the shortest round trip gives the offset:
 // rank 0's time minus the middle of the round on this rank's clock.
 void ClockSync::measure(unsigned phase) {
-  ClockSyncEvent e{phase, 0, 0, intercept::trace_clock_ns(), 0};
   if (rank_ == 0) {
     for (int r = 1; r < size_; ++r)
       for (int k = 0; k < kRounds; ++k) {
@@ -43,24 +41,15 @@ void ClockSync::measure(unsigned phase) {
         const std::uint64_t now = intercept::trace_clock_ns();
         PMPI_Send(&now, 1, MPI_UINT64_T, r, kTag, comm_);
       }
-  } else {
-    std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
-    for (int k = 0; k < kRounds; ++k) {
-      const std::uint64_t sent = intercept::trace_clock_ns();
-      PMPI_Send(&k, 1, MPI_INT, 0, kTag, comm_);
-      std::uint64_t reference = 0;
-      PMPI_Recv(&reference, 1, MPI_UINT64_T, 0, kTag, comm_, MPI_STATUS_IGNORE);
-      const std::uint64_t back = intercept::trace_clock_ns();
-      if (back - sent < best) {
-        best = back - sent;
-        e.local_ns = sent + (back - sent) / 2;
-        e.offset_ns = static_cast<std::int64_t>(reference - e.local_ns);
-        e.rtt_ns = best;
-      }
-    }
-    e.rounds = kRounds;
+    client_->send_clock_sync(ClockSyncEvent{phase, 0, 0, intercept::trace_clock_ns(), 0});
+    return;
   }
-  client_->send_clock_sync(e);
+  client_->send_clock_sync(intercept::measure_clock_offset(phase, kRounds, [&](int k) {
+    PMPI_Send(&k, 1, MPI_INT, 0, kTag, comm_);
+    std::uint64_t reference = 0;
+    PMPI_Recv(&reference, 1, MPI_UINT64_T, 0, kTag, comm_, MPI_STATUS_IGNORE);
+    return reference;
+  }));
 }
 
 }  // namespace vcx::mpi_intercept

@@ -4,7 +4,6 @@
 #include <shmem.h>
 
 #include <cstdint>
-#include <limits>
 
 #include "vcx/intercept/call_timing.h"
 
@@ -28,7 +27,6 @@ intercept::ChannelClient* g_client = nullptr;
 
 void measure(unsigned phase) {
   const int me = pshmem_my_pe(), n = pshmem_n_pes();
-  ClockSyncEvent e{phase, 0, 0, intercept::trace_clock_ns(), 0};
   if (me == 0) {
     for (int pe = 1; pe < n; ++pe)
       for (long k = 1; k <= kRounds; ++k) {
@@ -39,25 +37,16 @@ void measure(unsigned phase) {
         pshmem_long_p(&g_area->pong_round, k + phase * kRounds, pe);
         pshmem_quiet();
       }
-  } else {
-    std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
-    for (long k = 1; k <= kRounds; ++k) {
-      const std::uint64_t sent = intercept::trace_clock_ns();
-      pshmem_long_p(&g_ping[me], k + phase * kRounds, 0);
-      pshmem_quiet();
-      pshmem_long_wait_until(&g_area->pong_round, SHMEM_CMP_GE, k + phase * kRounds);
-      const std::uint64_t back = intercept::trace_clock_ns();
-      const auto reference = static_cast<std::uint64_t>(g_area->pong_time);
-      if (back - sent < best) {
-        best = back - sent;
-        e.local_ns = sent + (back - sent) / 2;
-        e.offset_ns = static_cast<std::int64_t>(reference - e.local_ns);
-        e.rtt_ns = best;
-      }
-    }
-    e.rounds = kRounds;
+    g_client->send_clock_sync(ClockSyncEvent{phase, 0, 0, intercept::trace_clock_ns(), 0});
+    return;
   }
-  g_client->send_clock_sync(e);
+  g_client->send_clock_sync(intercept::measure_clock_offset(phase, kRounds, [&](int round) {
+    const long k = round + 1 + static_cast<long>(phase) * kRounds;
+    pshmem_long_p(&g_ping[me], k, 0);
+    pshmem_quiet();
+    pshmem_long_wait_until(&g_area->pong_round, SHMEM_CMP_GE, k);
+    return static_cast<std::uint64_t>(g_area->pong_time);
+  }));
 }
 
 }  // namespace

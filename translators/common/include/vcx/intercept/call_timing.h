@@ -12,6 +12,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
+
+#include "vcx/channel/event_record.h"
 
 namespace vcx::intercept {
 
@@ -31,6 +34,27 @@ inline bool trace_clock_on() { return g_trace_clock_on.load(std::memory_order_re
 // With several threads calling (MPI_THREAD_MULTIPLE, or local accesses
 // reported), a call's return is stamped only while its event is still the
 // channel's last timed one; otherwise the next event carries no return.
+
+// The offset of rank 0's trace clock to this rank's, from `rounds`
+// ping-pongs with rank 0: `ping_pong(k)` sends round k and returns rank 0's
+// clock from its answer. The round with the shortest round trip counts: the
+// offset is the answer's time minus the middle of that round here.
+template <class PingPong>
+ClockSyncEvent measure_clock_offset(unsigned phase, int rounds, PingPong&& ping_pong) {
+  ClockSyncEvent e{phase, static_cast<std::uint32_t>(rounds), 0, trace_clock_ns(), 0};
+  std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
+  for (int k = 0; k < rounds; ++k) {
+    const std::uint64_t sent = trace_clock_ns();
+    const std::uint64_t reference = ping_pong(k);
+    const std::uint64_t back = trace_clock_ns();
+    if (back - sent >= best) continue;
+    best = back - sent;
+    e.local_ns = sent + best / 2;
+    e.offset_ns = static_cast<std::int64_t>(reference - e.local_ns);
+    e.rtt_ns = best;
+  }
+  return e;
+}
 
 // Scoped: the calls this thread makes while one lives were entered when the
 // outermost one was made.
