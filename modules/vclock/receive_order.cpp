@@ -8,6 +8,8 @@
 // carry) is handed to the receives that follow it once it is known.
 #include "vclock_engine.h"
 
+#include <utility>
+
 namespace vcx::vclock {
 
 void VclockEngine::order_receive_after(ReceiveToken later, ReceiveToken earlier) {
@@ -18,7 +20,7 @@ void VclockEngine::order_receive_after(ReceiveToken later, ReceiveToken earlier)
     add_contribution(*b, *a);
     return;
   }
-  followers_[earlier.value].add(later.value);
+  a->followers.add(later.value);
   ++b->follows_pending;
 }
 
@@ -50,12 +52,12 @@ bool VclockEngine::order_ready(const Receive& r) {
   return matched_clock(r) != nullptr;
 }
 
-bool VclockEngine::needs_matched(const Receive& r, std::uint64_t token) const {
-  return r.kept || (!followers_.empty() && followers_.count(token) != 0);
+bool VclockEngine::needs_matched(const Receive& r) const {
+  return r.kept || !r.followers.empty();
 }
 
 void VclockEngine::retain_matched(Receive& r, std::uint64_t token, Slot& s) {
-  if (r.matched || !s.clock || !needs_matched(r, token)) return;
+  if (r.matched || !s.clock || !needs_matched(r)) return;
   r.matched = s.clock;  // ownership moves from the slot to the receive
   s.clock = nullptr;
 }
@@ -68,16 +70,15 @@ void VclockEngine::add_contribution(Receive& to, const Receive& from) {
 }
 
 void VclockEngine::release_followers(std::uint64_t token) {
-  if (followers_.find(token) == followers_.end()) return;
+  const Receive* first = receives_.get(token);
+  if (!first || first->followers.empty()) return;
   std::vector<std::uint64_t> work{token};
   while (!work.empty()) {
     const std::uint64_t t = work.back();
     work.pop_back();
     Receive* a = receives_.get(t);
-    auto it = followers_.find(t);
-    if (!a || it == followers_.end() || !order_ready(*a)) continue;
-    const Followers waiting = std::move(it->second);
-    followers_.erase(it);
+    if (!a || a->followers.empty() || !order_ready(*a)) continue;
+    const Followers waiting = std::exchange(a->followers, Followers{});
     waiting.each([&](std::uint64_t f) {
       Receive* b = receives_.get(f);
       if (!b || b->follows_pending == 0) return;
@@ -91,11 +92,7 @@ void VclockEngine::release_followers(std::uint64_t token) {
   }
 }
 
-void VclockEngine::drop_followers(std::uint64_t token) {
-  auto it = followers_.find(token);
-  if (it == followers_.end()) return;
-  const Followers waiting = std::move(it->second);
-  followers_.erase(it);
+void VclockEngine::drop_followers(const Followers& waiting) {
   waiting.each([&](std::uint64_t f) {
     Receive* b = receives_.get(f);
     if (!b || b->follows_pending == 0 || --b->follows_pending > 0) return;
@@ -106,10 +103,11 @@ void VclockEngine::drop_followers(std::uint64_t token) {
 }
 
 void VclockEngine::recheck_followers() {
-  if (followers_.empty()) return;
+  // Only after a cancel or a dropped receive: one pass over the live receives.
   std::vector<std::uint64_t> tokens;
-  tokens.reserve(followers_.size());
-  for (const auto& [t, waiting] : followers_) tokens.push_back(t);
+  receives_.for_each([&](std::uint64_t t, const Receive& r) {
+    if (!r.followers.empty()) tokens.push_back(t);
+  });
   for (const std::uint64_t t : tokens) release_followers(t);
 }
 

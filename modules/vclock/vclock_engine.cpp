@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -241,7 +242,7 @@ void VclockEngine::bind_receive(ReceiveToken t, Rank src, QueueId queue) {
     }
     r->merged = true;
   }
-  if (!followers_.empty()) release_followers(t.value);
+  release_followers(t.value);
   maybe_release_receive(t.value);
 }
 
@@ -294,8 +295,12 @@ void VclockEngine::drop_receive(ReceiveToken t) {
     }
     unbind(q, r->pos);
   }
+  // Taken as the last thing before the receive goes, as unbinding may still
+  // hand its contribution on.
+  r = receives_.get(t.value);
+  const Followers waiting = r ? std::exchange(r->followers, Followers{}) : Followers{};
   destroy_receive(t.value);
-  drop_followers(t.value);
+  drop_followers(waiting);
   recheck_followers();
 }
 
@@ -394,7 +399,7 @@ void VclockEngine::try_answer(Receive& r, std::uint64_t token) {
 void VclockEngine::maybe_release_receive(std::uint64_t token) {
   Receive* r = receives_.get(token);
   if (!r || !r->merged || !r->snapshot_taken || r->snapshot != nullptr || r->kept) return;
-  if (!followers_.empty() && followers_.count(token) != 0) return;
+  if (!r->followers.empty()) return;
   destroy_receive(token);
 }
 
@@ -593,7 +598,7 @@ void VclockEngine::on_signal(Rank src, const P2PHeader& h, ClockSpan clock) {
       retain_matched(*r, token, q.at(h.seq));
     }
     discard_slot(q, q.at(h.seq));
-    if (!followers_.empty()) release_followers(token);
+    release_followers(token);
     maybe_release_receive(token);
     return;
   }
@@ -601,7 +606,7 @@ void VclockEngine::on_signal(Rank src, const P2PHeader& h, ClockSpan clock) {
     if (Receive* r = receives_.get(s.receive)) {
       const std::uint64_t token = s.receive;
       try_answer(*r, token);
-      if (!followers_.empty()) release_followers(token);
+      release_followers(token);
       maybe_release_receive(token);
     }
   }

@@ -5,7 +5,8 @@
 // the receiving engine stores it until the receive bound to that position
 // waits for it. Synchronous sends are answered from the receive's snapshot.
 // Collectives: binomial trees over the group; all-to-all sends, per member,
-// only its own entry and the entries of non-members (paper 000, III-G).
+// only its own entry and the entries of non-members: no rank's entry is
+// larger anywhere than at the rank itself, so the members' others add nothing.
 #pragma once
 
 #include <array>
@@ -122,6 +123,27 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     std::vector<std::uint64_t> held;  // positions of receives with a cancel pending
     Slot& at(std::uint64_t pos);
   };
+  // Receives waiting for the contribution of an earlier one, by their tokens:
+  // as a rule one (a chain of receives), kept without an allocation.
+  struct Followers {
+    std::uint64_t first = 0;
+    bool has_first = false;
+    std::vector<std::uint64_t> more;
+    bool empty() const { return !has_first; }
+    void add(std::uint64_t t) {
+      if (!has_first) {
+        first = t;
+        has_first = true;
+      } else {
+        more.push_back(t);
+      }
+    }
+    template <class F>
+    void each(F&& f) const {
+      if (has_first) f(first);
+      for (const std::uint64_t t : more) f(t);
+    }
+  };
   struct Receive {
     bool bound = false;
     PeerQueue key{};
@@ -139,6 +161,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     ClockValue* matched = nullptr;
     std::uint32_t follows_pending = 0;
     bool kept = false;
+    Followers followers;  // the later receives waiting for this one's contribution
   };
 
   // ---- collectives (collectives.cpp) ----
@@ -364,15 +387,15 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   // Receive order (receive_order.cpp).
   const ClockValue* matched_clock(const Receive& r);
   bool order_ready(const Receive& r);
-  bool needs_matched(const Receive& r, std::uint64_t token) const;
+  bool needs_matched(const Receive& r) const;
   // The slot's clock is about to go: keep it for receives that follow `r`.
   void retain_matched(Receive& r, std::uint64_t token, Slot& s);
   void add_contribution(Receive& to, const Receive& from);
   // `token` may have become ready (bound, its message in, nothing pending):
   // hand its contribution to the receives waiting for it, and on down.
   void release_followers(std::uint64_t token);
-  // `token` matched nothing: its followers stop waiting for it.
-  void drop_followers(std::uint64_t token);
+  // The receive they waited for matched nothing: they stop waiting for it.
+  void drop_followers(const Followers& waiting);
   // A hold was lifted or a receive moved: receives may have become ready.
   void recheck_followers();
   void destroy_receive(std::uint64_t token);
@@ -462,27 +485,6 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     }
   };
   std::unordered_map<AckKey, ClockValue*, AckKeyHash> acks_;
-  // Receives waiting for the contribution of an earlier one, by its token:
-  // as a rule one (a chain of receives), kept without an allocation.
-  struct Followers {
-    std::uint64_t first = 0;
-    bool has_first = false;
-    std::vector<std::uint64_t> more;
-    void add(std::uint64_t t) {
-      if (!has_first) {
-        first = t;
-        has_first = true;
-      } else {
-        more.push_back(t);
-      }
-    }
-    template <class F>
-    void each(F&& f) const {
-      if (has_first) f(first);
-      for (const std::uint64_t t : more) f(t);
-    }
-  };
-  std::unordered_map<std::uint64_t, Followers> followers_;
   std::size_t wanted_unbound_ = 0;   // answers wanted for slots without a receive
   std::size_t deferred_unbound_ = 0; // of those, the ones told "deferred"
   std::vector<const PendingReceives*> pending_;

@@ -40,7 +40,7 @@ void ReceiveOrder::posted(ReceiveToken t, std::int32_t want_source, std::int32_t
   n.want_source = want_source;
   n.want_tag = want_tag;
   seq_of_[t.value] = n.seq;
-  pending_.insert(n.seq);
+  ++pending_;
   entries_.push_back(std::move(n));
   keep_from_ = next_seq_ - 1;
 }
@@ -53,6 +53,8 @@ void ReceiveOrder::matched(ReceiveToken t, Rank source, std::int32_t tag,
   Entry* b = find(t);
   if (!b || b->matched) return;
   b->matched = true;
+  b->matched_source = source;
+  b->matched_tag = tag;
   const std::uint64_t stamp = ++stamp_;
   // Latest first: an earlier receive already implied by a later one named
   // here is reached through that one's predecessors and skipped.
@@ -71,6 +73,11 @@ void ReceiveOrder::matched(ReceiveToken t, Rank source, std::int32_t tag,
     // Its predecessors are just before it as a rule: look back from it.
     for (const std::uint64_t p : a.follows)
       if (Entry* e = at_seq_before(i, p)) e->covered = stamp;
+    // An earlier receive that B could follow could follow A too, if A matched
+    // a message of the same source and tag: pending when B was posted means
+    // pending when A was. So it is named or implied by A's own match already,
+    // and the walk ends here (a chain of like receives costs one step each).
+    if (a.matched && !a.unmatched && a.matched_source == source && a.matched_tag == tag) break;
   }
 }
 
@@ -95,10 +102,10 @@ void ReceiveOrder::completed(ReceiveToken t, ExchangeControl& ctl) {
   if (!e) return;
   if (e->completed_at == kPending) {
     e->completed_at = next_seq_;
-    pending_.erase(e->seq);
+    --pending_;
   }
   retire_wanted_ = true;
-  if (pending_.empty()) retire(ctl);
+  if (pending_ == 0) retire(ctl);
 }
 
 void ReceiveOrder::unmatched(ReceiveToken t, ExchangeControl& ctl) {
@@ -108,7 +115,7 @@ void ReceiveOrder::unmatched(ReceiveToken t, ExchangeControl& ctl) {
   a->unmatched = true;
   if (a->completed_at == kPending) {
     a->completed_at = next_seq_;
-    pending_.erase(a->seq);
+    --pending_;
   }
   // Receives ordered after it were ordered after its predecessors through it.
   const std::uint64_t a_seq = a->seq;
@@ -133,16 +140,18 @@ void ReceiveOrder::retire(ExchangeControl& ctl) {
   // a predecessor it reached through one (unmatched()) that a cancel of a
   // pending one would hand it. Retiring any entry, not only the oldest,
   // keeps one long-pending receive from holding on to every later one.
+  // From the newest back: the first pending receive posted after each entry.
+  std::uint64_t next_pending = kPending;
+  for (std::size_t i = entries_.size(); i-- > 0;) {
+    Entry& e = entries_[i];
+    // No receive posted while it was pending is still pending.
+    e.retiring = e.completed_at != kPending && next_pending >= e.completed_at;
+    if (e.completed_at == kPending) next_pending = e.seq;
+  }
   std::size_t kept = 0;
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     Entry& e = entries_[i];
-    bool done = e.completed_at != kPending;
-    if (done) {
-      // No receive posted while it was pending is still pending.
-      auto p = pending_.upper_bound(e.seq);
-      done = p == pending_.end() || *p >= e.completed_at;
-    }
-    if (!done) {
+    if (!e.retiring) {
       if (kept != i) entries_[kept] = std::move(e);
       ++kept;
       continue;

@@ -14,7 +14,6 @@
 #pragma once
 
 #include <cstdint>
-#include <set>
 #include <unordered_map>
 #include <limits>
 #include <vector>
@@ -54,8 +53,11 @@ class ReceiveOrder {
     std::uint64_t completed_at = kPending;  // next_seq_ when it completed
     std::uint64_t covered = 0;  // stamp of the last matched() that reached it
     bool matched = false;
+    Rank matched_source{};      // its message's, once matched
+    std::int32_t matched_tag = 0;
     bool unmatched = false;
     bool kept = false;  // the engine keeps its contribution
+    bool retiring = false;  // set and read by retire()
     std::vector<std::uint64_t> follows;  // seq of the receives it was ordered after
   };
   Entry* find(ReceiveToken t);
@@ -73,7 +75,7 @@ class ReceiveOrder {
   // every match, which a tree makes slow.
   std::vector<Entry> entries_;
   std::unordered_map<std::uint64_t, std::uint64_t> seq_of_;  // token -> seq
-  std::set<std::uint64_t> pending_;  // seq of the entries not completed
+  std::size_t pending_ = 0;  // entries not completed
   std::uint64_t next_seq_ = 1;
   std::uint64_t keep_from_ = 1;  // entries below were asked to be kept if pending then
   std::uint64_t stamp_ = 0;
