@@ -2,7 +2,8 @@
  * another: rank 0 sends before a barrier, rank 2 after it, and rank 1,
  * which posted MPI_Irecv(MPI_ANY_SOURCE) before the barrier, assumes it
  * gets rank 0's message first. MPI does not promise that: rank 2's message
- * may arrive before rank 0's does (paper 002's "crooked barrier").
+ * may arrive before rank 0's does (the "crooked barrier" of DAMPI's paper,
+ * "A Scalable and Distributed Dynamic Formal Verifier for MPI Programs").
  *
  *   vcx-run --analysis matches -n 3 ./wildcard
  *

@@ -29,7 +29,8 @@ resources.cpp), and so what the "today" rows count:
 * collectives run over a binomial tree of the group rooted at the root's
   position (position 0 for all-to-all): all-to-all sends N-1 messages up
   and N-1 down, one-to-all N-1 down, all-to-one N-1 up. An all-to-all
-  member contributes only its own entry (paper 000, III-G), so an up
+  member contributes only its own entry (no entry is larger anywhere than
+  at its own rank), so an up
   message over the world holds its subtree's entries only and goes sparse
   where that is smaller;
 * a lock epoch (MPI_Win_lock ... MPI_Win_unlock) sends Acquire, Grant and

@@ -6,7 +6,7 @@
 // waits for it. Synchronous sends are answered from the receive's snapshot.
 // Collectives: binomial trees over the group; all-to-all sends, per member,
 // only its own entry and the entries of non-members: no rank's entry is
-// larger anywhere than at the rank itself, so the members' others add nothing.
+// larger anywhere than at the rank itself, so other members' copies add nothing.
 #pragma once
 
 #include <array>

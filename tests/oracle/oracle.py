@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent vector-clock oracle for vcx (DESIGN.md section 3.1).
+"""Independent vector-clock oracle for vcx (the rules of docs/clock-rules.md).
 
 The test programs log their own ground truth (tests/programs/gt.h, format in
 docs/testing.md): one JSON object per MPI call, in program order, saying
@@ -64,7 +64,8 @@ rank, seq, call, clock). The rules are those of docs/clock-rules.md:
   * Windows (one-sided): created over a communicator, group in its rank
     order. MPI_Win_fence and MPI_Win_free are all-to-all on the window's
     group; the k-th fence-or-free of a window matches the k-th at every
-    member. Post/start/complete/wait (paper 001, R3/R4): a post signals
+    member. Post/start/complete/wait (a post orders the start, a complete
+    the wait it matches): a post signals
     each origin in its group, a start waits for the post of each target in
     its group (the k-th start of o towards t matches the k-th post of t to
     o); a complete signals each target of its start group, a wait (or a

@@ -45,7 +45,7 @@ def finding(rank, index, matched, alternatives, **receive):
             "matched_source": matched, "alternative_sources": alternatives}
 
 
-# Paper 002, Fig. 2: rank 0 receives twice from MPI_ANY_SOURCE; rank 1 sends
+# DAMPI's paper, Fig. 2: rank 0 receives twice from MPI_ANY_SOURCE; rank 1 sends
 # to 0, then to 2; rank 2 receives from 1, then sends to 0.
 FIG2 = {
     0: [line("MPI_Recv", rcv("1.0")),
@@ -58,7 +58,7 @@ FIG2 = {
 
 BARRIER3 = coll("all_to_all", W, [0, 1, 2])
 
-# Paper 002, Fig. 1, the crooked barrier: rank 1's Irecv(ANY) is posted
+# DAMPI's paper, Fig. 1, the crooked barrier: rank 1's Irecv(ANY) is posted
 # before the barrier and waited for after it; rank 2 sends after the barrier.
 CROOKED = {
     0: [line("MPI_Isend", snd("0.0", 1, req="s")),

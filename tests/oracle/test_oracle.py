@@ -163,7 +163,7 @@ def as_trace(expected):
 
 BARRIER3 = coll("all_to_all", "world", [0, 1, 2])
 
-# DESIGN.md section 3.1, worked example.
+# A worked example of the rules (docs/clock-rules.md), by hand.
 DESIGN_EXAMPLE = {
     0: [line("MPI_Send", send("0.0", 1)),
         line("MPI_Barrier", BARRIER3)],

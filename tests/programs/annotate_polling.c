@@ -1,5 +1,5 @@
-/* Paper 000, Fig. 6: synchronisation through polling on a window location,
- * which no MPI call shows, made visible with resource annotations.
+/* Synchronisation through polling on a window location, which no MPI call
+ * shows, made visible with resource annotations (the exchange paper's example).
  *
  * Rank 0 (B) exposes one flag per other rank. Each writer w (A):
  *   MPI_Win_lock(shared, B); vcx_annotate_resource_signal(100 + w, B);

@@ -1,4 +1,4 @@
-/* Every blocking collective of paper 000's Table II plus the prefix ones:
+/* Every blocking collective of the exchange paper's Table II plus the prefix ones:
  * Barrier, Bcast, Reduce, Allreduce, Gather(v), Scatter(v), Allgather(v),
  * Alltoall(v,w), Reduce_scatter(_block), Scan and Exscan, on
  * MPI_COMM_WORLD, on a duplicate and on splits with reversed keys (so

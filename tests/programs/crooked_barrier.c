@@ -1,4 +1,4 @@
-/* The "crooked barrier" of paper 002, Fig. 1:
+/* The "crooked barrier" (DAMPI's paper, Fig. 1):
  *
  *   P0: Isend(to P1)       Barrier   Wait
  *   P1: Irecv(from *)      Barrier   Recv(from *)   Wait

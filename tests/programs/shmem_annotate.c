@@ -1,5 +1,5 @@
 /* Synchronisation through memory that no OpenSHMEM call shows, made
- * visible with vcx/annotate_shmem.h (paper 000, Fig. 6, for OpenSHMEM).
+ * visible with vcx/annotate_shmem.h (annotate_polling.c for OpenSHMEM).
  *
  * Every PE ticks once. Then each PE w > 0 deposits on resource "flag<w>"
  * at PE 0 and on resource "all" at the last PE, puts a value into

@@ -635,7 +635,7 @@ TEST_CASE("mpi+engine: a synchronous send to a pending wildcard holds neither ap
   }
 }
 
-TEST_CASE("mpi+engine: the worked example of DESIGN 3.1 from MPI events", "[mpi][engine]") {
+TEST_CASE("mpi+engine: the worked example of the clock rules from MPI events", "[mpi][engine]") {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     INFO("delivery seed " << seed);
     Job job(3, seed);

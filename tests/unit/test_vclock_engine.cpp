@@ -99,9 +99,9 @@ TEST_CASE("vclock plugin: creates an engine, refuses a world of size 0", "[engin
 }
 
 // ---------------------------------------------------------------------------
-// DESIGN §3.1 worked example
+// A worked example of the rules, by hand
 
-TEST_CASE("engine: the worked example of DESIGN 3.1, under many delivery orders", "[engine]") {
+TEST_CASE("engine: the worked example of the clock rules, under many delivery orders", "[engine]") {
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     INFO("delivery seed " << seed);
     EngineSim sim(3, seed);

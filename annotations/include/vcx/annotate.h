@@ -23,7 +23,8 @@
  *   vcx_annotate_resource_wait(res, dep)       merge every deposit on res
  *                                              made before this call
  *
- * Paper 000 (IV-F) names them AnnotateTick, AnnotateProcessSignal,
+ * "An On-the-Fly Method to Exchange Vector Clocks in Distributed-Memory
+ * Programs" (IV-F) names them AnnotateTick, AnnotateProcessSignal,
  * AnnotateProcessWait, AnnotateResourceSignal and AnnotateResourceWait.
  */
 #ifndef VCX_ANNOTATE_H

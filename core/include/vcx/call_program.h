@@ -126,15 +126,15 @@ enum CollectiveFlags : std::uint16_t {
   // Contribution and completion are one call (a blocking collective): no
   // member can learn anything new between contributing and completing, so an
   // all-to-all member need only contribute its own entry and the entries of
-  // non-members (paper 000, III-G). Without it, members contribute their
-  // whole clock.
+  // non-members, since no rank's entry is larger anywhere than at the rank
+  // itself. Without it, members contribute their whole clock.
   kCollectiveBlocking = 1u << 0,
 };
 
 // A resource (a lock) is held at its deposition: the tool process of the
 // rank that owns it. Acquisitions are granted there in arrival order; an
 // exclusive one merges every earlier release, a shared one the earlier
-// exclusive releases (DESIGN 3.2).
+// exclusive releases.
 struct Op {
   OpKind kind{};
   std::uint16_t flags = 0;

@@ -4,7 +4,7 @@
 // at random (seeded), delivering one message at a time and running every
 // engine between deliveries.
 //
-// Alongside, a reference model computes the clocks the rules of DESIGN §3.1
+// Alongside, a reference model computes the clocks the rules (clock-rules.md)
 // give for the same programs: a plain sequential interpreter with global
 // knowledge of the matching (no trees, no sparse messages, no timing). Tests
 // compare the engines' recorded clocks against it. The one thing it cannot

@@ -13,7 +13,7 @@ const vcx::PluginDescriptor kDescriptor{
     vcx::kPluginAbiVersion,
     vcx::PluginKind::Translator,
     "mpi",
-    "MPI calls to exchange primitives (paper 000 Tables I-III, DESIGN 3.1)",
+    "MPI calls to exchange primitives (docs/clock-rules.md)",
     kOptions,
     &create,
     0,  // needs nothing of the run (no stalls)

@@ -1,7 +1,8 @@
 // One-sided communication (docs/clock-rules.md, "One-sided communication"):
 // fence and free are all-to-all on the window's group; post/start/complete/
-// wait are point-to-point signals on two queues per window (paper 001,
-// R3/R4); locks are resources deposited at the target.
+// wait are point-to-point signals on two queues per window (a post orders
+// the start it matches, a complete the wait it matches); locks are resources
+// deposited at the target.
 #include <algorithm>
 #include <string>
 

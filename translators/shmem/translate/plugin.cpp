@@ -15,7 +15,7 @@ const vcx::PluginDescriptor kDescriptor{
     vcx::kPluginAbiVersion,
     vcx::PluginKind::Translator,
     "shmem",
-    "OpenSHMEM calls to exchange primitives (paper 000 Tables II-III, DESIGN 3.1)",
+    "OpenSHMEM calls to exchange primitives (docs/clock-rules.md)",
     kOptions,
     &create,
     0,  // needs nothing of the run (no stalls)

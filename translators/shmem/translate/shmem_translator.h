@@ -1,5 +1,5 @@
 // The OpenSHMEM translator: raw OpenSHMEM events → exchange primitives
-// (docs/clock-rules.md, "OpenSHMEM"; paper 000, Tables II and III).
+// (docs/clock-rules.md, "OpenSHMEM").
 //
 // * Collectives run over their active set (PE_start, logPE_stride,
 //   PE_size), or over every PE for shmem_barrier_all, shmem_sync_all and
