@@ -20,6 +20,7 @@ void VclockEngine::order_receive_after(ReceiveToken later, ReceiveToken earlier)
     add_contribution(*b, *a);
     return;
   }
+  if (a->followers.empty()) ++receives_followed_;
   a->followers.add(later.value);
   ++b->follows_pending;
 }
@@ -79,6 +80,7 @@ void VclockEngine::release_followers(std::uint64_t token) {
     Receive* a = receives_.get(t);
     if (!a || a->followers.empty() || !order_ready(*a)) continue;
     const Followers waiting = std::exchange(a->followers, Followers{});
+    --receives_followed_;
     waiting.each([&](std::uint64_t f) {
       Receive* b = receives_.get(f);
       if (!b || b->follows_pending == 0) return;
@@ -104,6 +106,7 @@ void VclockEngine::drop_followers(const Followers& waiting) {
 
 void VclockEngine::recheck_followers() {
   // Only after a cancel or a dropped receive: one pass over the live receives.
+  if (receives_followed_ == 0) return;
   std::vector<std::uint64_t> tokens;
   receives_.for_each([&](std::uint64_t t, const Receive& r) {
     if (!r.followers.empty()) tokens.push_back(t);

@@ -299,6 +299,7 @@ void VclockEngine::drop_receive(ReceiveToken t) {
   // hand its contribution on.
   r = receives_.get(t.value);
   const Followers waiting = r ? std::exchange(r->followers, Followers{}) : Followers{};
+  if (!waiting.empty()) --receives_followed_;
   destroy_receive(t.value);
   drop_followers(waiting);
   recheck_followers();

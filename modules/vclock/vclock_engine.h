@@ -485,6 +485,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     }
   };
   std::unordered_map<AckKey, ClockValue*, AckKeyHash> acks_;
+  std::size_t receives_followed_ = 0;  // receives with followers (none: nothing to recheck)
   std::size_t wanted_unbound_ = 0;   // answers wanted for slots without a receive
   std::size_t deferred_unbound_ = 0; // of those, the ones told "deferred"
   std::vector<const PendingReceives*> pending_;

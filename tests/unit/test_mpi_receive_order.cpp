@@ -2,11 +2,19 @@
 // (translators/mpi/translate/receive_order.cpp): which receives a receive is
 // ordered after, and, with real engines, the clocks that gives synchronous
 // senders (docs/clock-rules.md, "Synchronous sends").
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <deque>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "../../translators/mpi/translate/receive_order.h"
 #include "support/mpi_harness.h"
 
 using namespace vcx;
@@ -202,4 +210,165 @@ TEST_CASE("mpi: a receive pending all along does not hold on to the later ones",
   CHECK(tx.rec().orders.size() == 200);  // each round's second after its first
   tx.wait(10, 0, 99);
   CHECK(tx.rec().kept.empty());
+}
+
+namespace {
+
+// Random receive sequences on one communicator, checked against MPI's rule
+// itself: when B matched, every receive A posted before B, still pending
+// when B was posted, able to take B's message and not cancelled must reach
+// B's answer, i.e. be reachable from B over the named pairs through
+// receives that were not cancelled (a cancelled receive carries nothing; a
+// cancel hands its place to its predecessors).
+struct ModelReceive {
+  int want_source = 0, want_tag = 0;
+  bool has_message = false;
+  int source = -1, tag = -1;
+  bool done = false;       // completed by the program
+  bool cancelled = false;  // matched nothing
+  std::set<std::uint64_t> pending_at_posting;
+};
+
+bool can_take(const ModelReceive& r, int source, int tag) {
+  return (r.want_source == kRankAny || r.want_source == source) &&
+         (r.want_tag == kTagAny || r.want_tag == tag);
+}
+
+// Returns "" or what is missing.
+std::string run_random_receives(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  ReceiveOrder order;
+  RecordingControl ctl;
+  std::map<std::uint64_t, ModelReceive> rs;
+  std::vector<std::uint64_t> waiting;               // posted, no message yet, in posting order
+  std::deque<std::pair<int, int>> unexpected;       // messages nobody took yet
+  std::uint64_t next = 1;
+  const int steps = 5 + pick(40);
+  for (int step = 0; step < steps; ++step) {
+    const int what = pick(10);
+    if (what < 4) {  // post
+      ModelReceive r;
+      r.want_source = pick(3) == 0 ? kRankAny : pick(2);
+      r.want_tag = pick(3) == 0 ? kTagAny : pick(2);
+      for (const auto& [t, x] : rs)
+        if (!x.done && !x.cancelled) r.pending_at_posting.insert(t);
+      const std::uint64_t t = next++;
+      order.posted(ReceiveToken{t}, r.want_source, r.want_tag, ctl);
+      if (r.want_source != kRankAny && r.want_tag != kTagAny)
+        order.matched(ReceiveToken{t}, Rank{static_cast<std::uint32_t>(r.want_source)}, r.want_tag,
+                      ctl);
+      const auto it = std::find_if(unexpected.begin(), unexpected.end(),
+                                   [&](const auto& m) { return can_take(r, m.first, m.second); });
+      if (it != unexpected.end()) {
+        r.has_message = true;
+        std::tie(r.source, r.tag) = *it;
+        unexpected.erase(it);
+      } else {
+        waiting.push_back(t);
+      }
+      rs[t] = r;
+    } else if (what < 7) {  // a message arrives: the first receive that can take it does
+      const int source = pick(2), tag = pick(2);
+      const auto it = std::find_if(waiting.begin(), waiting.end(), [&](std::uint64_t t) {
+        return can_take(rs[t], source, tag);
+      });
+      if (it == waiting.end()) {
+        unexpected.emplace_back(source, tag);
+      } else {
+        ModelReceive& r = rs[*it];
+        r.has_message = true;
+        r.source = source;
+        r.tag = tag;
+        waiting.erase(it);
+      }
+    } else if (what < 9) {  // the program completes a receive that has its message
+      std::vector<std::uint64_t> ready;
+      for (const auto& [t, x] : rs)
+        if (x.has_message && !x.done) ready.push_back(t);
+      if (ready.empty()) continue;
+      const std::uint64_t t = ready[static_cast<std::size_t>(pick(static_cast<int>(ready.size())))];
+      ModelReceive& r = rs[t];
+      if (r.want_source == kRankAny || r.want_tag == kTagAny)
+        order.matched(ReceiveToken{t}, Rank{static_cast<std::uint32_t>(r.source)}, r.tag, ctl);
+      order.completed(ReceiveToken{t}, ctl);
+      r.done = true;
+    } else {  // the program cancels a receive that has no message
+      if (waiting.empty()) continue;
+      const auto i = static_cast<std::size_t>(pick(static_cast<int>(waiting.size())));
+      const std::uint64_t t = waiting[i];
+      waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(i));
+      rs[t].cancelled = true;
+      order.unmatched(ReceiveToken{t}, ctl);
+    }
+  }
+  // The program completes every receive that has its message, in posting order.
+  for (auto& [t, r] : rs) {
+    if (!r.has_message || r.done) continue;
+    order.matched(ReceiveToken{t}, Rank{static_cast<std::uint32_t>(r.source)}, r.tag, ctl);
+    order.completed(ReceiveToken{t}, ctl);
+    r.done = true;
+  }
+  std::map<std::uint64_t, std::vector<std::uint64_t>> after;  // later -> earlier
+  for (const auto& [later, earlier] : ctl.orders) after[later].push_back(earlier);
+  for (const auto& [b, rb] : rs) {
+    if (!rb.done) continue;  // only a completed receive's match is known
+    std::set<std::uint64_t> reached;
+    std::vector<std::uint64_t> todo{b};
+    while (!todo.empty()) {
+      const std::uint64_t x = todo.back();
+      todo.pop_back();
+      for (const std::uint64_t y : after[x])
+        if (!rs[y].cancelled && reached.insert(y).second) todo.push_back(y);
+    }
+    for (const std::uint64_t a : rb.pending_at_posting) {
+      const ModelReceive& ra = rs[a];
+      if (ra.cancelled || !can_take(ra, rb.source, rb.tag)) continue;
+      if (reached.count(a) == 0)
+        return "seed " + std::to_string(seed) + ": receive " + std::to_string(b) +
+               " does not follow receive " + std::to_string(a);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("mpi: random receives, completions and cancels keep MPI's receive order",
+          "[mpi][order]") {
+  for (std::uint64_t seed = 1; seed <= 50000; ++seed) {
+    const std::string missing = run_random_receives(seed);
+    if (!missing.empty()) FAIL(missing);
+  }
+}
+
+TEST_CASE("mpi: a receive two cancels away still reaches an earlier wildcard", "[mpi][order]") {
+  // A5 follows A4, A4 followed A3 and (after A3's cancel) A2, A2 followed A1.
+  // A2 completed early; when A4 is cancelled too, A5 must still reach A1.
+  ReceiveOrder order;
+  RecordingControl ctl;
+  const auto t = [](std::uint64_t v) { return ReceiveToken{v}; };
+  order.posted(t(1), kRankAny, 1, ctl);  // A1: takes rank 1's message, completes late
+  order.posted(t(2), 0, 1, ctl);
+  order.matched(t(2), Rank{0}, 1, ctl);
+  order.posted(t(3), 0, 1, ctl);
+  order.matched(t(3), Rank{0}, 1, ctl);
+  order.completed(t(2), ctl);
+  order.posted(t(4), 0, 1, ctl);
+  order.matched(t(4), Rank{0}, 1, ctl);
+  order.unmatched(t(3), ctl);
+  order.posted(t(5), 0, 1, ctl);
+  order.matched(t(5), Rank{0}, 1, ctl);
+  order.unmatched(t(4), ctl);
+  // Over receives that were not cancelled (3 and 4 were), 5 reaches 1.
+  std::set<std::uint64_t> reached;
+  std::vector<std::uint64_t> todo{5};
+  while (!todo.empty()) {
+    const std::uint64_t x = todo.back();
+    todo.pop_back();
+    for (const auto& [later, earlier] : ctl.orders)
+      if (later == x && earlier != 3 && earlier != 4 && reached.insert(earlier).second)
+        todo.push_back(earlier);
+  }
+  CHECK(reached.count(1) == 1);
 }

@@ -148,9 +148,18 @@ void ReceiveOrder::retire(ExchangeControl& ctl) {
     e.retiring = e.completed_at != kPending && next_pending >= e.completed_at;
     if (e.completed_at == kPending) next_pending = e.seq;
   }
+  // Nor is it named by a pending receive: a receive posted after it
+  // completed can still come to follow it when one it followed is cancelled
+  // (unmatched() hands it the cancelled one's predecessors), and a cancel of
+  // that receive in turn must find it to hand it on.
+  named_.clear();
+  for (const Entry& e : entries_)
+    if (e.completed_at == kPending) named_.insert(named_.end(), e.follows.begin(), e.follows.end());
+  std::sort(named_.begin(), named_.end());
   std::size_t kept = 0;
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     Entry& e = entries_[i];
+    if (e.retiring && std::binary_search(named_.begin(), named_.end(), e.seq)) e.retiring = false;
     if (!e.retiring) {
       if (kept != i) entries_[kept] = std::move(e);
       ++kept;

@@ -76,6 +76,7 @@ class ReceiveOrder {
   std::vector<Entry> entries_;
   std::unordered_map<std::uint64_t, std::uint64_t> seq_of_;  // token -> seq
   std::size_t pending_ = 0;  // entries not completed
+  std::vector<std::uint64_t> named_;  // retire(): seqs the pending entries follow
   std::uint64_t next_seq_ = 1;
   std::uint64_t keep_from_ = 1;  // entries below were asked to be kept if pending then
   std::uint64_t stamp_ = 0;
