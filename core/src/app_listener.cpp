@@ -9,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "vcx/atomic_file.h"
 #include "vcx/channel/tcp_channel.h"
 
 namespace vcx {
@@ -76,12 +77,8 @@ std::string AppListener::listen(const std::string& session_dir, std::uint32_t ra
   // Written under another name and renamed, so the application never reads
   // half of it.
   const std::string path = channel::tool_endpoint_path(session_dir, rank);
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
-  std::fprintf(f, "%s\n", endpoint.c_str());
-  if (std::fclose(f) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  std::string error;
+  if (!write_file_atomically(path, endpoint + "\n", &error)) throw std::runtime_error(error);
   published_ = path;
   accept_tcp();
   return endpoint;

@@ -83,4 +83,23 @@ void unload_plugin(LoadedPlugin& p) {
   p.descriptor = nullptr;
 }
 
+std::string describe_plugins(const std::string& dir) {
+  std::string out;
+  for (const PluginKind kind : {PluginKind::Engine, PluginKind::Translator, PluginKind::Module}) {
+    for (const std::string& name : available_plugins(dir, kind)) {
+      try {
+        LoadedPlugin p = load_plugin(dir, kind, name);
+        out += std::string(kind_word(kind)) + " " + name + ": " + p.descriptor->description + "\n";
+        const std::string options = describe_options({{name, p.descriptor->options}});
+        // Without its heading: the plugin's line says whose they are.
+        out += options.empty() ? "  (no options)\n" : options.substr(options.find('\n') + 1);
+        unload_plugin(p);
+      } catch (const std::exception& e) {
+        out += std::string(kind_word(kind)) + " " + name + ": cannot load: " + e.what() + "\n";
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace vcx

@@ -7,19 +7,16 @@
 #include <sstream>
 #include <thread>
 
+#include "vcx/atomic_file.h"
+#include "vcx/session_layout.h"
+
 namespace vcx {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
 bool publish(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out) return false;
-  }
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
+  return write_file_atomically(path, text, nullptr);
 }
 
 // Waits for `path` to exist and returns its lines; nullopt at the deadline.
@@ -63,17 +60,17 @@ std::optional<Rendezvous> rendezvous_in_session(const std::string& dir, std::uin
                                                 std::string* error) {
   const auto start = Clock::now();
   const auto deadline = start + timeout;
-  const std::string mine = dir + "/tool-" + std::to_string(rank) + ".start";
+  const std::string mine = session::tool_start(dir, rank);
   if (!publish(mine, std::string(ok ? "ok" : "failed") + "\n" + one_line(text) + "\n")) {
     if (error) *error = "cannot write " + mine;
     return std::nullopt;
   }
-  const std::string all = dir + "/tools-started";
+  const std::string all = session::file(dir, session::kToolsStarted);
   if (rank == 0) {
     Rendezvous r;
     r.all_ok = true;
     for (std::uint32_t t = 0; t < size; ++t) {
-      const std::string path = dir + "/tool-" + std::to_string(t) + ".start";
+      const std::string path = session::tool_start(dir, t);
       const auto lines = await_lines(path, start, deadline);
       if (!lines) {
         if (error)

@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "vcx/channel/memfd.h"
+#include "vcx/session_layout.h"
 
 namespace vcx {
 namespace {
@@ -44,7 +45,7 @@ bool token_equal(const char* a, const char* b) {
 }
 
 std::string doorbell_path(const std::string& dir, std::uint32_t rank) {
-  return dir + "/peer-" + std::to_string(rank) + ".sock";
+  return session::peer_socket(dir, rank);
 }
 
 bool make_address(const std::string& path, sockaddr_un* addr) {

@@ -23,6 +23,7 @@
 #include "vcx/exchange.h"
 #include "vcx/symbolizer.h"
 #include "vcx/plugin.h"
+#include "vcx/session_layout.h"
 #include "wildcard_matches.h"
 
 namespace vcx::matches {
@@ -187,11 +188,12 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
                                {"receives", at.receives},
                                {"with_alternatives", at.with_alternatives}});
     out["locations"] = std::move(locations);
-    const std::string path = dir_ + "/rank-" + std::to_string(self_.value) + ".json";
+    // Written beside its place and renamed, as write_file_atomically does, but
+    // streamed: a document of all results would cost far more memory than
+    // the results themselves.
+    const std::string path = session::analysis_result(dir_, self_.value);
     const std::string tmp = path + ".tmp";
     {
-      // The results one at a time: a document of them all would cost far
-      // more memory than the results themselves.
       std::ofstream f(tmp);
       std::string head = out.dump();
       head.pop_back();  // the closing brace
@@ -251,14 +253,14 @@ const OptionSpec kOptions[] = {
 };
 
 Plugin* create(ToolHost& host, std::string* error) {
-  const std::string dir = host.options().get_or("matches.dir", "");
+  const std::string dir = option_text(host.options(), kOptions, "matches.dir");
   if (dir.empty()) {
     if (error)
       *error =
           "matches: no results directory (matches.dir); run it with vcx-run --analysis matches";
     return nullptr;
   }
-  return new MatchesModule(host, dir, host.options().get_or("matches.record", ""));
+  return new MatchesModule(host, dir, option_text(host.options(), kOptions, "matches.record"));
 }
 
 const PluginDescriptor kDescriptor = {

@@ -26,8 +26,10 @@
 
 #include "access_record.h"
 #include "shadow_memory.h"
+#include "vcx/atomic_file.h"
 #include "vcx/exchange.h"
 #include "vcx/plugin.h"
+#include "vcx/session_layout.h"
 #include "vcx/symbolizer.h"
 
 namespace vcx::race {
@@ -596,17 +598,10 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
                            json::array({access_json(f.first), access_json(f.second)})}});
     }
     out["findings"] = std::move(list);
-    const std::string path = dir_ + "/rank-" + std::to_string(self_.value) + ".json";
-    const std::string tmp = path + ".tmp";
-    {
-      std::ofstream f(tmp);
-      f << out.dump() << '\n';
-      if (!f) {
-        std::fprintf(stderr, "vcx: race: cannot write %s\n", tmp.c_str());
-        return;
-      }
-    }
-    std::rename(tmp.c_str(), path.c_str());
+    std::string error;
+    if (!write_file_atomically(session::analysis_result(dir_, self_.value), out.dump() + "\n",
+                               &error))
+      std::fprintf(stderr, "vcx: race: %s\n", error.c_str());
   }
 
   ToolHost& host_;
@@ -665,7 +660,7 @@ const OptionSpec kOptions[] = {
 };
 
 Plugin* create(ToolHost& host, std::string* error) {
-  const std::string dir = host.options().get_or("race.dir", "");
+  const std::string dir = option_text(host.options(), kOptions, "race.dir");
   if (dir.empty()) {
     if (error)
       *error = "race: no findings directory (race.dir); run it with vcx-run --analysis race";

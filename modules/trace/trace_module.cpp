@@ -135,7 +135,7 @@ const OptionSpec kOptions[] = {
 Plugin* create(ToolHost& host, std::string* error) {
   std::string scratch;
   if (!error) error = &scratch;
-  const std::string dir = host.options().get_or("trace.dir", "");
+  const std::string dir = option_text(host.options(), kOptions, "trace.dir");
   if (dir.empty()) {
     *error = "trace: no trace directory given (set trace.dir, e.g. vcx-run --trace DIR)";
     return nullptr;

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "vclock_options.h"
 #include "vcx/binomial_tree.h"
 
 namespace vcx::vclock {
@@ -24,13 +25,13 @@ VclockEngine::VclockEngine(ToolHost& host, PeerTransport& transport, Rank self,
       width_(width),
       clock_(width),
       pool_(width),
-      baselines_(self, width, host.options().number_or("vclock.diff-bytes", kDefaultDiffBytes)) {
+      baselines_(self, width, option_count(host.options(), kVclockOptions, "vclock.diff-bytes")) {
   transport_.set_handler(PeerChannel::Exchange,
                          [this](Rank src, std::span<const std::uint8_t> bytes) {
                            on_message(src, bytes);
                          });
   scratch_.reserve(sizeof(CollHeader) + width * sizeof(ClockValue));
-  contribute_ahead_ = host.options().number_or("vclock.ahead", 1) != 0;
+  contribute_ahead_ = option_switch(host.options(), kVclockOptions, "vclock.ahead");
   dependent_peers_.assign(width, 0);
 }
 

@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end failure tests of vcx (DESIGN section 3.4, docs/user-guide.md
-"Failures"): real vcx-run and mpiexec runs where something goes wrong.
+"""End-to-end failure tests of vcx (docs/user-guide.md, "Failures"):: real vcx-run and mpiexec runs where something goes wrong.
 
   run_failure.py CASE --vcx-run P --vcx-trace P --mpiexec P --program P
                  [--interceptor P] [-n N] [--seed S] [--timeout S] [--keep]

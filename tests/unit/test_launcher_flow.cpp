@@ -375,6 +375,16 @@ TEST_CASE("launcher flow: an unknown module is a usage error", "[launcher][flow]
   CHECK_FALSE(fs::exists(f.out() + "/app-0"));
 }
 
+TEST_CASE("launcher flow: an unknown plugin option is a usage error", "[launcher][flow]") {
+  Fixture f;
+  const Result r = f.run({"-n", "2", "--option", "vclock.ahaed=0", "sh", "-c", kReportEnv});
+  CHECK(r.status.code == 64);
+  CHECK(lines_of(r.err).size() == 1);
+  CHECK(contains(r.err, "vcx: --option: unknown option 'vclock.ahaed' (the plugins take: "));
+  CHECK_FALSE(fs::exists(f.out() + "/args-0"));  // no tool started
+  CHECK_FALSE(fs::exists(f.out() + "/app-0"));
+}
+
 TEST_CASE("launcher flow: the tool job fails to start", "[launcher][flow]") {
   Fixture f;
   f.env.set("FAKE_MODE", "die-early");

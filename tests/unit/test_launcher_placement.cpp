@@ -432,6 +432,29 @@ TEST_CASE("launcher settings: the memory for differential clocks", "[launcher]")
   CHECK(option_given(tool_command(plan, "S"), "vclock.diff-bytes=3145728"));
 }
 
+TEST_CASE("launcher settings: plugin options go to every tool", "[launcher]") {
+  auto r = parse_command_line({"-n", "2", "--option", "vclock.ahead=0", "--option",
+                               "trace.dir=a=b", "p"});
+  REQUIRE(r.ok());
+  CHECK(r.options.plugin_options == std::vector<std::string>{"vclock.ahead=0", "trace.dir=a=b"});
+  Plan plan;
+  plan.options = r.options;
+  const auto cmd = tool_command(plan, "S");
+  const std::vector<std::string> first{"--option", "vclock.ahead=0"};
+  const std::vector<std::string> second{"--option", "trace.dir=a=b"};
+  CHECK(std::search(cmd.begin(), cmd.end(), first.begin(), first.end()) != cmd.end());
+  CHECK(std::search(cmd.begin(), cmd.end(), second.begin(), second.end()) != cmd.end());
+  for (const char* bad : {"novalue", "=1"}) {
+    INFO(bad);
+    auto b = parse_command_line({"-n", "2", "--option", bad, "p"});
+    CHECK_THAT(b.error, Catch::Contains("--option takes KEY=VALUE"));
+  }
+  // Command line only: not a setting of the environment.
+  auto e = parse_command_line({"-n", "2", "p"}, Environment({"VCX_OPTION=vclock.ahead=0"}));
+  CHECK(e.options.plugin_options.empty());
+  CHECK(parse_command_line({"--help-plugins"}).options.help_plugins);
+}
+
 TEST_CASE("launcher settings: how blocking MPI calls wait", "[launcher]") {
   auto d = parse_command_line({"-n", "2", "p"});
   REQUIRE(d.ok());

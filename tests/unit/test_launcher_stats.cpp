@@ -10,78 +10,23 @@
 using namespace vcx::launcher;
 namespace fs = std::filesystem;
 
-namespace {
-
 using vcx::test::TempDir;
 
-std::string text_of(const JsonObject& o, const std::string& key) {
-  const auto it = o.find(key);
-  if (it == o.end()) return "<missing>";
-  if (const auto* n = std::get_if<JsonNumber>(&it->second)) return n->text;
-  if (const auto* s = std::get_if<std::string>(&it->second)) return *s;
-  if (const auto* b = std::get_if<bool>(&it->second)) return *b ? "true" : "false";
-  return "null";
+namespace {
+
+RankStats rank_stats(int rank, std::uint64_t events, std::uint64_t clocked_calls,
+                     std::uint64_t stall_ns, const char* app, std::uint64_t max_rss_kb) {
+  RankStats r;
+  r.rank = rank;
+  r.events = events;
+  r.clocked_calls = clocked_calls;
+  r.stall_ns = stall_ns;
+  r.app = app;
+  r.max_rss_kb = max_rss_kb;
+  return r;
 }
 
 }  // namespace
-
-TEST_CASE("launcher stats: the documented record", "[launcher]") {
-  std::string error;
-  auto o = parse_json_object(
-      R"({"rank":0,"events":123,"clocked_calls":45,"stall_ns":1000,"backpressure_ns":0,"app":"finalized"})",
-      &error);
-  REQUIRE(o);
-  const RankStats r = rank_stats_from(*o);
-  CHECK(r.rank == 0);
-  CHECK(r.events == 123);
-  CHECK(r.clocked_calls == 45);
-  CHECK(r.stall_ns == 1000);
-  CHECK(r.backpressure_ns == 0);
-  CHECK(r.app == "finalized");
-}
-
-TEST_CASE("launcher stats: lenient reading", "[launcher]") {
-  std::string error;
-  auto o = parse_json_object(
-      " {\n \"rank\" : 3 , \"extra\": {\"nested\": [1, {\"deep\": true}, \"]\"]},\n"
-      " \"events\": 18446744073709551615, \"stall_ns\": 2.5e3, \"clocked_calls\": -4,\n"
-      " \"app\": \"cr\\u0061shed\", \"flag\": false, \"none\": null, \"list\": [],\n"
-      " \"esc\": \"a\\\"b\\\\c\\n\\u00e9\\ud83d\\ude00\" }  trailing",
-      &error);
-  REQUIRE(o);
-  CHECK(text_of(*o, "extra") == "null");
-  CHECK(text_of(*o, "flag") == "false");
-  CHECK(text_of(*o, "esc") == "a\"b\\c\n\xC3\xA9\xF0\x9F\x98\x80");
-  const RankStats r = rank_stats_from(*o);
-  CHECK(r.rank == 3);
-  CHECK(r.events == 18446744073709551615ULL);
-  CHECK(r.stall_ns == 2500);
-  CHECK(r.clocked_calls == 0);
-  CHECK(r.app == "crashed");
-
-  // Wrong types and missing fields keep the defaults.
-  auto w = parse_json_object(R"({"rank":"one","events":"many","app":7})", &error);
-  REQUIRE(w);
-  const RankStats d = rank_stats_from(*w);
-  CHECK(d.rank == -1);
-  CHECK(d.events == 0);
-  CHECK(d.app.empty());
-  CHECK(parse_json_object("{}", &error));
-}
-
-TEST_CASE("launcher stats: broken files are reported, not fatal", "[launcher]") {
-  for (const char* bad : {"", "[]", "{", "{\"a\" 1}", "{\"a\":}", "{\"a\":1,}", "{\"a\":tru}",
-                          "{\"a\":\"unterminated}", "{\"a\":1 \"b\":2}", "{\"a\":\"\\q\"}"}) {
-    std::string error;
-    INFO(bad);
-    CHECK_FALSE(parse_json_object(bad, &error));
-    CHECK_FALSE(error.empty());
-  }
-  // Deep nesting is refused rather than overflowing the stack.
-  std::string deep = "{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
-  std::string error;
-  CHECK_FALSE(parse_json_object(deep, &error));
-}
 
 TEST_CASE("launcher stats: reading a session directory", "[launcher]") {
   TempDir t;
@@ -122,7 +67,7 @@ TEST_CASE("launcher stats: reading a session directory", "[launcher]") {
 TEST_CASE("launcher stats: summary of a clean run", "[launcher]") {
   StatsReport report;
   for (int r = 0; r < 4; ++r)
-    report.ranks.push_back({r, 100, 10, 300'000, 0, "finalized", 2048u * (r + 1), false, "", 0, "", 0});
+    report.ranks.push_back(rank_stats(r, 100, 10, 300'000, "finalized", 2048u * (r + 1)));
   CHECK_FALSE(has_rank_trouble(report));
   CHECK(summary_lines(report, 4, std::nullopt) ==
         std::vector<std::string>{"4 ranks, 400 events, 40 clocked calls, stall 1.2 ms total",
@@ -130,14 +75,14 @@ TEST_CASE("launcher stats: summary of a clean run", "[launcher]") {
                                  "tool memory 8.0 MiB at most (rank 3), 20 MiB in all"});
   // One of each, in the singular.
   StatsReport one;
-  one.ranks.push_back({0, 1, 1, 0, 0, "finalized", 1024u, false, "", 0, "", 0});
+  one.ranks.push_back(rank_stats(0, 1, 1, 0, "finalized", 1024u));
   CHECK(summary_lines(one, 1, std::nullopt)[0] ==
         "1 rank, 1 event, 1 clocked call, stall 0.0 ms total");
   // Beyond 8 ranks, the spread.
   StatsReport many;
   for (int r = 0; r < 9; ++r)
-    many.ranks.push_back({r, 1, 1, static_cast<std::uint64_t>((9 - r) * 1'000'000), 0,
-                          "finalized", 1024, false, "", 0, "", 0});
+    many.ranks.push_back(
+        rank_stats(r, 1, 1, static_cast<std::uint64_t>((9 - r) * 1'000'000), "finalized", 1024));
   CHECK(summary_lines(many, 9, std::nullopt).back() ==
         "stall per rank: min 1.0 ms (rank 8), median 5.0 ms, max 9.0 ms (rank 0); "
         "tool memory 1.0 MiB at most (rank 0), 9.0 MiB in all");
@@ -263,6 +208,32 @@ TEST_CASE("launcher stats: how ranks ended", "[launcher]") {
   const auto cont = summary_lines(continued, 2, std::nullopt);
   CHECK(std::find(cont.begin(), cont.end(),
                   "the analysis stopped early: connection to tool 1 lost") != cont.end());
+}
+
+TEST_CASE("launcher stats: the reason of the first tool that stopped", "[launcher]") {
+  // Tool 2 stopped the analysis first; tool 0 found tool 1 gone (it had
+  // stopped on tool 2's news) before that news reached it, and tool 1's
+  // rank aborted the job, which took rank 0 down.
+  TempDir t;
+  t.file("stats-0.json",
+         R"({"aborted":true,"stopped_at_ns":3000,"reason":"cannot connect to tool rank 1"})");
+  t.file("stats-1.json", R"({"aborted":true,"stopped_at_ns":2000,"reason":"rank 10 is not a rank"})");
+  t.file("stats-2.json", R"({"aborted":true,"stopped_at_ns":1000,"reason":"rank 10 is not a rank"})");
+  const auto lines = summary_lines(read_stats(t.path), 3, std::nullopt);
+  CHECK(std::find(lines.begin(), lines.end(), "the analysis stopped early: rank 10 is not a rank") !=
+        lines.end());
+  // Without times (an older tool), the lowest rank's.
+  TempDir u;
+  u.file("stats-0.json", R"({"aborted":true,"reason":"lost tool rank 1"})");
+  u.file("stats-1.json", R"({"aborted":true,"reason":"application rank 1 ended"})");
+  const auto old = summary_lines(read_stats(u.path), 2, std::nullopt);
+  CHECK(std::find(old.begin(), old.end(), "the analysis stopped early: lost tool rank 1") !=
+        old.end());
+  // A known time comes before an unknown one.
+  u.file("stats-1.json", R"({"aborted":true,"stopped_at_ns":5,"reason":"application rank 1 ended"})");
+  const auto known = summary_lines(read_stats(u.path), 2, std::nullopt);
+  CHECK(std::find(known.begin(), known.end(),
+                  "the analysis stopped early: application rank 1 ended") != known.end());
 }
 
 TEST_CASE("launcher stats: durations", "[launcher]") {

@@ -85,6 +85,21 @@ TEST_CASE("the built plugins are found and load with matching descriptors", "[pl
   unload_plugin(t);
 }
 
+TEST_CASE("the built plugins describe themselves and their options", "[plugin]") {
+  const std::string text = describe_plugins(VCX_PLUGIN_DIR);
+  CHECK(text.find("engine vclock: ") != std::string::npos);
+  CHECK(text.find("  vclock.diff-bytes=N (default: 67108864)\n") != std::string::npos);
+  CHECK(text.find("  vclock.ahead=0|1 (default: 1)\n") != std::string::npos);
+  CHECK(text.find("translator mpi: ") != std::string::npos);
+  CHECK(text.find("module trace: ") != std::string::npos);
+  CHECK(text.find("  trace.dir=TEXT\n") != std::string::npos);
+  // A plugin that declares nothing says so.
+  const auto mpi = text.find("translator mpi: ");
+  const std::string none = "  (no options)\n";
+  CHECK(text.compare(text.find('\n', mpi) + 1, none.size(), none) == 0);
+  CHECK(describe_plugins("/nonexistent-vcx-plugins").empty());
+}
+
 TEST_CASE("an unknown plugin name is refused with the list of available ones", "[plugin]") {
   const std::string msg =
       error_of([] { load_plugin(VCX_PLUGIN_DIR, PluginKind::Engine, "no-such-engine"); });

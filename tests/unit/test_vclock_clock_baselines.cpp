@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "../../modules/vclock/clock_baselines.h"
+#include "../../modules/vclock/vclock_options.h"
 
 using namespace vcx;
 using namespace vcx::vclock;
@@ -13,6 +14,11 @@ namespace {
 constexpr std::uint64_t kClock8 = 8 * sizeof(ClockValue);  // one baseline at 8 ranks
 
 }  // namespace
+
+TEST_CASE("baselines: the engine's declared default is the budget's", "[vclock][diff]") {
+  CHECK(vcx::option_count(vcx::Options{}, vcx::vclock::kVclockOptions, "vclock.diff-bytes") ==
+        vcx::vclock::kDefaultDiffBytes);
+}
 
 TEST_CASE("baselines: the budget picks the mode", "[vclock][diff]") {
   CHECK(PeerBaselines(Rank{0}, 8, 0).mode() == Mode::Off);

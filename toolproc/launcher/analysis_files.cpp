@@ -2,12 +2,14 @@
 
 #include <fstream>
 
+#include "vcx/session_layout.h"
+
 namespace vcx::launcher {
 
 std::optional<nlohmann::json> read_rank_file(const std::string& dir, int rank,
                                              const std::string& analysis, const std::string& what,
                                              std::vector<std::string>& problems) {
-  const std::string path = dir + "/rank-" + std::to_string(rank) + ".json";
+  const std::string path = session::analysis_result(dir, static_cast<std::uint32_t>(rank));
   std::ifstream in(path);
   if (!in) {
     problems.push_back("the " + analysis + " analysis of rank " + std::to_string(rank) +

@@ -1,6 +1,5 @@
 #include "launcher/launcher.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <signal.h>
@@ -26,6 +25,9 @@
 #include "vcx/chaos_settings.h"
 #include "launcher/session.h"
 #include "launcher/stats.h"
+#include "vcx/atomic_file.h"
+#include "vcx/plugin_loader.h"
+#include "vcx/session_layout.h"
 
 namespace vcx::launcher {
 namespace {
@@ -371,12 +373,8 @@ class Supervisor {
   // session directory with the last call they read and their rank's stacks.
   void report_where() {
     const std::uint64_t number = ++where_requests_;
-    const std::string request = session_.dir() + "/where-request";
-    {
-      std::ofstream out(request + ".tmp");
-      out << number << '\n';
-    }
-    std::rename((request + ".tmp").c_str(), request.c_str());
+    write_file_atomically(session::file(session_.dir(), session::kWhereRequest),
+                          std::to_string(number) + "\n", nullptr);
     const int ranks = plan_.options.nprocs;
     std::vector<std::string> answers(static_cast<std::size_t>(ranks));
     std::vector<bool> have(static_cast<std::size_t>(ranks), false);
@@ -385,8 +383,8 @@ class Supervisor {
       for (int r = 0; r < ranks; ++r) {
         const auto i = static_cast<std::size_t>(r);
         if (have[i]) continue;
-        const std::string path = session_.dir() + "/where-" + std::to_string(r) + "-" +
-                                 std::to_string(number) + ".txt";
+        const std::string path =
+            session::where_answer(session_.dir(), static_cast<std::uint32_t>(r), number);
         std::ifstream in(path);
         if (!in) continue;
         std::stringstream text;
@@ -425,7 +423,7 @@ class Supervisor {
     std::uint64_t events = 0;
     int finished = 0;
     for (int r = 0; r < plan_.options.nprocs; ++r) {
-      std::ifstream in(session_.path("progress-" + std::to_string(r)));
+      std::ifstream in(session::progress(session_.dir(), static_cast<std::uint32_t>(r)));
       unsigned long long n = 0;
       std::string state;
       if (in >> n >> state) {
@@ -484,15 +482,12 @@ class Supervisor {
   // still waiting for one (its rank died before MPI_Init) may stop waiting.
   // Written under a temporary name and renamed, so it appears complete.
   void mark_app_exited(const ExitStatus& status) {
-    const std::string tmp = session_.path(".app-exited.tmp");
-    // Private like everything in the session (vcx-run keeps the user's umask
-    // for the application).
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (FILE* f = fd >= 0 ? ::fdopen(fd, "w") : nullptr) {
-      std::fprintf(f, "%s %d\n", status.signaled ? "signal" : "exit", status.code);
-      const bool ok = std::fclose(f) == 0;
-      if (ok) std::rename(tmp.c_str(), session_.path("app-exited").c_str());
-    }
+    // Private (mode 0600) like everything in the session: vcx-run keeps the
+    // user's umask for the application.
+    write_file_atomically(session::file(session_.dir(), session::kAppExited),
+                          std::string(status.signaled ? "signal " : "exit ") +
+                              std::to_string(status.code) + "\n",
+                          nullptr);
   }
 
   void kill_everything() {
@@ -713,6 +708,7 @@ std::vector<std::string> tool_command(const Plan& plan, const std::string& sessi
     append(cmd, {"--option", "matches.record=" + session_dir + "/" + kMatchesRecordDir});
   if (const auto& mib = plan.options.clock_diff_mib)
     append(cmd, {"--option", "vclock.diff-bytes=" + std::to_string(*mib << 20)});
+  for (const std::string& kv : plan.options.plugin_options) append(cmd, {"--option", kv});
   if (!plan.options.stall.empty()) append(cmd, {"--stall", plan.options.stall});
   if (const auto& n = plan.options.tool_backlog)
     append(cmd, {"--max-backlog", std::to_string(*n)});
@@ -879,7 +875,7 @@ Environment app_environment(const Environment& base, const std::string& session_
   } else if (forced.size() <= kForceMatchInline) {
     env.set("VCX_FORCE_MATCH", forced);
   } else {
-    const std::string path = session_dir + "/force-match";
+    const std::string path = session::file(session_dir, session::kForceMatch);
     std::ofstream(path) << forced << '\n';
     env.set("VCX_FORCE_MATCH", "@" + path);
   }
@@ -896,37 +892,44 @@ namespace {
 // The tools load modules by name from the plugin directory; a name without
 // a file there is a usage error, said once here rather than by every tool.
 // vclock is the exchange engine, a plugin of another kind.
-constexpr const char* kModulePrefix = "vcx-module-";
-constexpr const char* kModuleSuffix = ".so";
-
-// The modules in the plugin directory, by name, sorted.
-std::vector<std::string> installed_modules(const std::string& plugin_dir) {
-  const std::string prefix = kModulePrefix, suffix = kModuleSuffix;
-  std::vector<std::string> available;
-  if (DIR* d = ::opendir(plugin_dir.c_str())) {
-    while (const dirent* e = ::readdir(d)) {
-      const std::string f = e->d_name;
-      if (f.size() > prefix.size() + suffix.size() && f.rfind(prefix, 0) == 0 &&
-          f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0)
-        available.push_back(f.substr(prefix.size(), f.size() - prefix.size() - suffix.size()));
-    }
-    ::closedir(d);
-  }
-  std::sort(available.begin(), available.end());
-  return available;
-}
-
 std::optional<std::string> check_modules(const LaunchOptions& options,
                                          const std::string& plugin_dir) {
-  const std::string prefix = kModulePrefix, suffix = kModuleSuffix;
   for (const auto& name : module_list(options)) {
-    if (name == "vclock" || ::access((plugin_dir + "/" + prefix + name + suffix).c_str(), R_OK) == 0)
-      continue;
-    const std::vector<std::string> available = installed_modules(plugin_dir);
-    return "--modules: there is no module '" + name + "' (no " + plugin_dir + "/" + prefix +
-           name + suffix + "); available: " + (available.empty() ? "none" : join(available, ", "));
+    const std::string file = plugin_dir + "/" + plugin_file_name(PluginKind::Module, name);
+    if (name == "vclock" || ::access(file.c_str(), R_OK) == 0) continue;
+    const std::vector<std::string> available = available_plugins(plugin_dir, PluginKind::Module);
+    return "--modules: there is no module '" + name + "' (no " + file + "); available: " +
+           (available.empty() ? "none" : join(available, ", "));
   }
   return std::nullopt;
+}
+
+// --option keys are checked against what the installed plugins declare
+// before anything starts (each tool checks them again against the plugins
+// it loads).
+std::optional<std::string> check_plugin_options(const LaunchOptions& options,
+                                                const std::string& plugin_dir) {
+  if (options.plugin_options.empty()) return std::nullopt;
+  Options given;
+  for (const std::string& kv : options.plugin_options) {
+    const auto eq = kv.find('=');
+    given.set(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  std::vector<LoadedPlugin> loaded;
+  std::vector<DeclaredOptions> declared;
+  for (const PluginKind kind : {PluginKind::Engine, PluginKind::Translator, PluginKind::Module})
+    for (const std::string& name : available_plugins(plugin_dir, kind)) {
+      try {
+        loaded.push_back(load_plugin(plugin_dir, kind, name));
+        declared.push_back({name, loaded.back().descriptor->options});
+      } catch (const std::exception&) {
+        // Not loadable here: the tools say why if the run needs it.
+      }
+    }
+  const std::string error = apply_option_specs(given, declared);
+  for (LoadedPlugin& p : loaded) unload_plugin(p);
+  if (error.empty()) return std::nullopt;
+  return "--option: " + error;
 }
 
 }  // namespace
@@ -942,9 +945,22 @@ int launcher_main(int argc, char** argv, char** envp) {
   }
   if (parsed.options.help) {
     const std::string bindir = self_bindir();
-    std::string text =
-        usage_text(bindir.empty() ? std::vector<std::string>{}
-                                  : installed_modules(install_paths(bindir, env).plugin_dir));
+    std::string text = usage_text(
+        bindir.empty() ? std::vector<std::string>{}
+                       : available_plugins(install_paths(bindir, env).plugin_dir, PluginKind::Module));
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    write_line(STDOUT_FILENO, text);
+    return 0;
+  }
+  if (parsed.options.help_plugins) {
+    const std::string bindir = self_bindir();
+    if (bindir.empty()) {
+      say("cannot tell where vcx-run is installed (/proc/self/exe is unreadable)");
+      return kExitToolFailure;
+    }
+    const std::string dir = install_paths(bindir, env).plugin_dir;
+    std::string text = "Plugins in " + dir + " (options: vcx-run --option KEY=VALUE)\n" +
+                       describe_plugins(dir);
     if (!text.empty() && text.back() == '\n') text.pop_back();
     write_line(STDOUT_FILENO, text);
     return 0;
@@ -994,6 +1010,10 @@ int launcher_main(int argc, char** argv, char** envp) {
     return kExitToolFailure;
   }
   if (auto err = check_modules(plan.options, plan.paths.plugin_dir)) {
+    say(*err);
+    return kExitUsage;
+  }
+  if (auto err = check_plugin_options(plan.options, plan.paths.plugin_dir)) {
     say(*err);
     return kExitUsage;
   }

@@ -121,6 +121,10 @@ po::options_description option_table() {
   d.add_options()
     ("config", po::value<std::string>()->value_name("FILE"),
      "read settings from FILE (keys as the long options; see config/template.ini)")
+    ("option", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
+     "an option of a plugin (the engine, a translator or a module), for every tool; may be "
+     "repeated. --help-plugins lists them with their defaults")
+    ("help-plugins", "list the installed plugins and the options each takes, and exit")
     ("dry-run", po::bool_switch(), "print the two commands vcx-run would start, and exit")
     ("version", "print vcx's version and exit")
     ("help,h", "print this help and exit");
@@ -153,6 +157,7 @@ struct Split {
   std::vector<std::string> own;
   std::size_t program_index;
   bool help = false;
+  bool help_plugins = false;
   bool version = false;
   // mpiexec's spellings that the options table does not hold.
   std::vector<std::pair<std::string, std::string>> env;
@@ -204,6 +209,7 @@ Split split_arguments(const po::options_description& table, const std::vector<st
       continue;
     }
     if (a == "--help" || a == "-h") s.help = true;
+    if (a == "--help-plugins") s.help_plugins = true;
     if (a == "--version") s.version = true;
     s.own.push_back(a);
     bool value_follows = false;
@@ -403,6 +409,10 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
   const Split split = split_arguments(table, args);
   if (split.help) {
     o.help = true;
+    return r;
+  }
+  if (split.help_plugins) {
+    o.help_plugins = true;
     return r;
   }
   if (split.version) {
@@ -632,6 +642,17 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
     r.error = "--view draws the run's trace: give --trace DIR too";
     return r;
   }
+  if (vm.count("option")) {
+    for (const std::string& kv : vm["option"].as<std::vector<std::string>>()) {
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        r.error = "--option takes KEY=VALUE (vcx-run --help-plugins lists the keys), not '" + kv +
+                  "'";
+        return r;
+      }
+      o.plugin_options.push_back(kv);
+    }
+  }
   for (const auto& name : names_of(vm, "modules")) {
     if (!valid_module_name(name)) {
       r.error = "--modules: '" + name + "' is not a module name (letters, digits, '_', '-', '.')";
@@ -769,10 +790,10 @@ std::string usage_text(const std::vector<std::string>& installed_modules) {
          "  With 'shared' tool rank i is pinned to the core of application rank i, for nodes\n"
          "  without spare cores; the tools sleep whenever they have nothing to do.\n\n"
          "Settings:\n"
-         "  Every option above except --config, --dry-run and --help may also be given as a\n"
-         "  variable VCX_<NAME> (VCX_PLACEMENT=split, VCX_NO_STALL=1) or as 'name = value' in\n"
-         "  the --config file (or VCX_CONFIG); the command line wins over the environment,\n"
-         "  which wins over the file.\n\n"
+         "  Every option above except --config, --option, --help-plugins, --dry-run and\n"
+         "  --help may also be given as a variable VCX_<NAME> (VCX_PLACEMENT=split,\n"
+         "  VCX_NO_STALL=1) or as 'name = value' in the --config file (or VCX_CONFIG); the\n"
+         "  command line wins over the environment, which wins over the file.\n\n"
       << "Exit status:\n"
          "  the application's exit status, as mpiexec reports it; otherwise\n"
          "  64     usage error: bad option, missing PROGRAM, unknown module, bad\n"

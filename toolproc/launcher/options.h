@@ -46,9 +46,11 @@ struct LaunchOptions {
   bool keep_session = false;
   bool verbose = false;
   bool help = false;
+  bool help_plugins = false;  // --help-plugins: list the plugins and their options
   bool version = false;
   bool dry_run = false;
   std::vector<std::string> extra_modules;  // from --modules, in order, split at commas
+  std::vector<std::string> plugin_options;  // --option KEY=VALUE, in order, for every tool
   std::vector<std::string> analyses;       // from --analysis, in order, split at commas
   std::optional<std::string> report_file;  // --report FILE: the analyses' findings as JSON
   std::optional<int> race_exit_code;       // --race-exit-code N

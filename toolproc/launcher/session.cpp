@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "vcx/session_layout.h"
+
 namespace vcx::launcher {
 namespace fs = std::filesystem;
 namespace {
@@ -92,7 +94,9 @@ Session::~Session() {
   if (!keep_) remove();
 }
 
-bool Session::ready() const { return ::access(path("ready").c_str(), F_OK) == 0; }
+bool Session::ready() const {
+  return ::access(session::file(dir_, session::kReady).c_str(), F_OK) == 0;
+}
 
 std::string Session::remove() {
   if (dir_.empty()) return {};

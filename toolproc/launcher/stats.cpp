@@ -12,242 +12,11 @@
 #include <sstream>
 
 #include "launcher/process.h"
+#include "vcx/session_layout.h"
 
 namespace vcx::launcher {
 namespace fs = std::filesystem;
 namespace {
-
-// A small recursive-descent reader: enough JSON for the statistics files,
-// tolerant of fields it does not know.
-class Reader {
- public:
-  explicit Reader(std::string_view text) : s_(text) {}
-
-  std::optional<JsonObject> object(std::string* error) {
-    skip_ws();
-    if (!eat('{')) return fail(error, "expected '{'");
-    JsonObject out;
-    skip_ws();
-    if (eat('}')) return out;
-    for (;;) {
-      skip_ws();
-      std::string key;
-      if (!string(&key)) return fail(error, "expected a string key");
-      skip_ws();
-      if (!eat(':')) return fail(error, "expected ':' after \"" + key + "\"");
-      skip_ws();
-      JsonScalar value;
-      if (!scalar_or_skip(&value, 0)) return fail(error, "bad value for \"" + key + "\"");
-      out[key] = std::move(value);
-      skip_ws();
-      if (eat(',')) continue;
-      if (eat('}')) return out;
-      return fail(error, "expected ',' or '}'");
-    }
-  }
-
- private:
-  static constexpr int kMaxDepth = 64;
-
-  std::optional<JsonObject> fail(std::string* error, const std::string& what) {
-    if (error) *error = what + " at offset " + std::to_string(pos_);
-    return std::nullopt;
-  }
-  bool at_end() const { return pos_ >= s_.size(); }
-  char peek() const { return at_end() ? '\0' : s_[pos_]; }
-  bool eat(char c) {
-    if (peek() != c || at_end()) return false;
-    ++pos_;
-    return true;
-  }
-  void skip_ws() {
-    while (!at_end() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
-  }
-  bool literal(std::string_view word) {
-    if (s_.substr(pos_, word.size()) != word) return false;
-    pos_ += word.size();
-    return true;
-  }
-
-  static void put_utf8(std::string* out, unsigned cp) {
-    if (cp < 0x80) {
-      out->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-  }
-
-  bool hex4(unsigned* cp) {
-    if (pos_ + 4 > s_.size()) return false;
-    unsigned v = 0;
-    for (int i = 0; i < 4; ++i) {
-      const char c = s_[pos_++];
-      v <<= 4;
-      if (c >= '0' && c <= '9')
-        v |= static_cast<unsigned>(c - '0');
-      else if (c >= 'a' && c <= 'f')
-        v |= static_cast<unsigned>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F')
-        v |= static_cast<unsigned>(c - 'A' + 10);
-      else
-        return false;
-    }
-    *cp = v;
-    return true;
-  }
-
-  bool string(std::string* out) {
-    if (!eat('"')) return false;
-    while (!at_end()) {
-      const char c = s_[pos_++];
-      if (c == '"') return true;
-      if (c != '\\') {
-        out->push_back(c);
-        continue;
-      }
-      if (at_end()) return false;
-      const char e = s_[pos_++];
-      switch (e) {
-        case '"':
-        case '\\':
-        case '/':
-          out->push_back(e);
-          break;
-        case 'b':
-          out->push_back('\b');
-          break;
-        case 'f':
-          out->push_back('\f');
-          break;
-        case 'n':
-          out->push_back('\n');
-          break;
-        case 'r':
-          out->push_back('\r');
-          break;
-        case 't':
-          out->push_back('\t');
-          break;
-        case 'u': {
-          unsigned cp = 0;
-          if (!hex4(&cp)) return false;
-          // A surrogate pair makes one code point; a lone half is kept as is.
-          if (cp >= 0xD800 && cp < 0xDC00 && s_.substr(pos_, 2) == "\\u") {
-            const std::size_t save = pos_;
-            pos_ += 2;
-            unsigned low = 0;
-            if (hex4(&low) && low >= 0xDC00 && low < 0xE000)
-              cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-            else
-              pos_ = save;
-          }
-          put_utf8(out, cp);
-          break;
-        }
-        default:
-          return false;
-      }
-    }
-    return false;
-  }
-
-  bool number(std::string* text) {
-    const std::size_t start = pos_;
-    eat('-');
-    while (!at_end() && (std::isdigit(static_cast<unsigned char>(peek())) || peek() == '.' ||
-                         peek() == 'e' || peek() == 'E' || peek() == '+' || peek() == '-'))
-      ++pos_;
-    *text = std::string(s_.substr(start, pos_ - start));
-    if (text->empty() || *text == "-") return false;
-    char* end = nullptr;
-    std::strtod(text->c_str(), &end);
-    return end != nullptr && *end == '\0';
-  }
-
-  // Objects and arrays below the top level are read over and dropped.
-  bool skip_container(int depth) {
-    if (depth > kMaxDepth) return false;
-    const char open = s_[pos_++];
-    const char close = open == '{' ? '}' : ']';
-    skip_ws();
-    if (eat(close)) return true;
-    for (;;) {
-      skip_ws();
-      if (open == '{') {
-        std::string key;
-        if (!string(&key)) return false;
-        skip_ws();
-        if (!eat(':')) return false;
-        skip_ws();
-      }
-      JsonScalar ignored;
-      if (!scalar_or_skip(&ignored, depth + 1)) return false;
-      skip_ws();
-      if (eat(',')) continue;
-      return eat(close);
-    }
-  }
-
-  bool scalar_or_skip(JsonScalar* value, int depth) {
-    const char c = peek();
-    if (c == '"') {
-      std::string s;
-      if (!string(&s)) return false;
-      *value = std::move(s);
-      return true;
-    }
-    if (c == '{' || c == '[') {
-      *value = std::monostate{};
-      return skip_container(depth);
-    }
-    if (literal("true")) {
-      *value = true;
-      return true;
-    }
-    if (literal("false")) {
-      *value = false;
-      return true;
-    }
-    if (literal("null")) {
-      *value = std::monostate{};
-      return true;
-    }
-    JsonNumber n;
-    if (!number(&n.text)) return false;
-    *value = std::move(n);
-    return true;
-  }
-
-  std::string_view s_;
-  std::size_t pos_ = 0;
-};
-
-std::optional<std::uint64_t> as_u64(const JsonObject& o, std::string_view key) {
-  const auto it = o.find(key);
-  if (it == o.end()) return std::nullopt;
-  const auto* n = std::get_if<JsonNumber>(&it->second);
-  if (n == nullptr) return std::nullopt;
-  std::uint64_t v = 0;
-  const char* first = n->text.data();
-  const char* last = first + n->text.size();
-  const auto [ptr, ec] = std::from_chars(first, last, v);
-  if (ec == std::errc() && ptr == last) return v;
-  // Written as a float ("1.5e3") or negative: round, clamp at zero.
-  const double d = std::strtod(n->text.c_str(), nullptr);
-  if (!std::isfinite(d) || d <= 0) return 0;
-  if (d >= 1.8e19) return UINT64_MAX;
-  return static_cast<std::uint64_t>(std::llround(d));
-}
 
 std::string join_ranks(const std::vector<int>& ranks) {
   std::string out;
@@ -284,32 +53,6 @@ std::optional<Ending> parse_ending(std::string_view text) {
   return e;
 }
 
-std::optional<JsonObject> parse_json_object(std::string_view text, std::string* error) {
-  return Reader(text).object(error);
-}
-
-RankStats rank_stats_from(const JsonObject& o) {
-  RankStats r;
-  if (auto v = as_u64(o, "rank"); v && *v <= static_cast<std::uint64_t>(INT32_MAX))
-    r.rank = static_cast<int>(*v);
-  r.events = as_u64(o, "events").value_or(0);
-  r.clocked_calls = as_u64(o, "clocked_calls").value_or(0);
-  r.stall_ns = as_u64(o, "stall_ns").value_or(0);
-  r.backpressure_ns = as_u64(o, "backpressure_ns").value_or(0);
-  r.max_rss_kb = as_u64(o, "max_rss_kb").value_or(0);
-  if (auto it = o.find("app"); it != o.end())
-    if (const auto* s = std::get_if<std::string>(&it->second)) r.app = *s;
-  if (auto it = o.find("aborted"); it != o.end())
-    if (const auto* b = std::get_if<bool>(&it->second)) r.aborted = *b;
-  if (auto it = o.find("reason"); it != o.end())
-    if (const auto* s = std::get_if<std::string>(&it->second)) r.reason = *s;
-  r.peak_backlog = as_u64(o, "peak_backlog").value_or(0);
-  r.cpu_ns = as_u64(o, "cpu_ns").value_or(0);
-  if (auto it = o.find("stall"); it != o.end())
-    if (const auto* s = std::get_if<std::string>(&it->second)) r.stall = *s;
-  return r;
-}
-
 StatsReport read_stats(const std::string& dir) {
   StatsReport report;
   std::error_code ec;
@@ -317,9 +60,9 @@ StatsReport read_stats(const std::string& dir) {
   if (ec) return report;
   for (const auto& entry : it) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("ending-", 0) == 0) {
+    if (const std::string_view ending = session::kEndingPrefix; name.rfind(ending, 0) == 0) {
       int rank = -1;
-      const char* first = name.data() + 7;
+      const char* first = name.data() + ending.size();
       const auto [ptr, err] = std::from_chars(first, name.data() + name.size(), rank);
       if (err != std::errc() || ptr != name.data() + name.size()) continue;
       std::ifstream in(entry.path());
@@ -331,7 +74,7 @@ StatsReport read_stats(const std::string& dir) {
         report.problems.push_back("cannot read " + entry.path().string() + ": not an ending");
       continue;
     }
-    constexpr std::string_view prefix = "stats-", suffix = ".json";
+    constexpr std::string_view prefix = session::kStatsPrefix, suffix = session::kStatsSuffix;
     if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
         name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
       continue;
@@ -346,13 +89,13 @@ StatsReport read_stats(const std::string& dir) {
     std::stringstream text;
     text << in.rdbuf();
     std::string error;
-    const auto object = parse_json_object(text.str(), &error);
-    if (!in || !object) {
+    auto stats = in ? session::ToolStats::from_json(text.str(), &error) : std::nullopt;
+    if (!stats) {
       report.problems.push_back("cannot read " + entry.path().string() + ": " +
                                 (error.empty() ? "read error" : error));
       continue;
     }
-    RankStats r = rank_stats_from(*object);
+    RankStats r = std::move(*stats);
     if (r.rank < 0) r.rank = file_rank;
     report.ranks.push_back(std::move(r));
   }
@@ -472,14 +215,20 @@ std::vector<std::string> summary_lines(const StatsReport& report, int nprocs,
     if (r.app == "crashed") crashed.push_back(r.rank);
     if (r.app == "never-attached") detached.push_back(r.rank);
   }
-  // Why the tools stopped the analysis, as the first of them logged it (the
-  // others were told the same).
+  // Why the tools stopped the analysis: the first stop's reason (the others
+  // were told the same, or stopped on its consequences, such as a tool that
+  // had gone or a rank aborted, before the news reached them).
   std::string tool_reason;
-  for (const auto& r : report.ranks)
-    if (r.aborted && !r.reason.empty()) {
+  std::uint64_t first_stop = 0;
+  for (const auto& r : report.ranks) {
+    if (!r.aborted || r.reason.empty()) continue;
+    // A stop of unknown time counts after every known one.
+    const std::uint64_t at = r.stopped_at_ns ? r.stopped_at_ns : UINT64_MAX;
+    if (tool_reason.empty() || at < first_stop) {
       tool_reason = r.reason;
-      break;
+      first_stop = at;
     }
+  }
   bool reason_told = false;
   // Ranks whose interceptor said how they ended, grouped by how.
   std::vector<std::pair<Ending, std::vector<int>>> causes;

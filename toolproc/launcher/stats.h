@@ -2,48 +2,19 @@
 // each) and the summary vcx-run prints from them.
 #pragma once
 
-#include <compare>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
+
+#include "session/tool_stats.h"
 
 namespace vcx::launcher {
 
-// A JSON value as far as the launcher cares: numbers keep their text so that
-// 64-bit counters survive; objects and arrays nested in the top level object
-// are skipped and show up as null.
-struct JsonNumber {
-  std::string text;
-  auto operator<=>(const JsonNumber&) const = default;
-};
-using JsonScalar = std::variant<std::monostate, bool, JsonNumber, std::string>;
-using JsonObject = std::map<std::string, JsonScalar, std::less<>>;
-
-// Parses one JSON object; nullopt (and `error`) when the text is not one.
-std::optional<JsonObject> parse_json_object(std::string_view text, std::string* error);
-
-struct RankStats {
-  int rank = -1;
-  std::uint64_t events = 0;
-  std::uint64_t clocked_calls = 0;
-  std::uint64_t stall_ns = 0;
-  std::uint64_t backpressure_ns = 0;
-  std::string app;  // finalized | crashed | never-attached | "" (not reported)
-  std::uint64_t max_rss_kb = 0;  // the tool process's peak memory
-  // The tool stopped the analysis (or was told to by another tool): why.
-  bool aborted = false;
-  std::string reason;
-  std::uint64_t peak_backlog = 0;  // calls read ahead of the engine, at most
-  std::string stall;               // the stall mode the tools ran: never | waits
-  std::uint64_t cpu_ns = 0;        // the tool process's CPU time (user and system)
-};
-
-// Fields missing or of the wrong type keep their defaults.
-RankStats rank_stats_from(const JsonObject& object);
+// One tool's statistics file, as the tool wrote it.
+using RankStats = session::ToolStats;
 
 // How an application rank ended without MPI_Finalize, as its interceptor
 // wrote it to DIR/ending-<rank>: "abort <code>", "exit <status>",

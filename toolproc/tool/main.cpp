@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -19,8 +20,11 @@
 #include <spdlog/spdlog.h>
 
 #include "tool_process.h"
+#include "vcx/atomic_file.h"
 #include "vcx/delaying_transport.h"
 #include "vcx/open_file_limit.h"
+#include "vcx/plugin_loader.h"
+#include "vcx/session_layout.h"
 #include "vcx/session_rendezvous.h"
 
 namespace po = boost::program_options;
@@ -85,7 +89,19 @@ bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, desc), vm);
     if (vm.count("help")) {
-      std::cout << desc << "\n";
+      // The plugins' own options, from the plugins themselves.
+      std::error_code ec;
+      const char* env_dir = std::getenv("VCX_PLUGIN_DIR");
+      const std::string dir =
+          vm.count("plugin-dir")        ? vm["plugin-dir"].as<std::string>()
+          : env_dir && *env_dir != '\0' ? std::string(env_dir)
+                                        : (std::filesystem::read_symlink("/proc/self/exe", ec)
+                                               .parent_path()
+                                               .parent_path() /
+                                           "lib" / "vcx")
+                                              .string();
+      std::cout << desc << "\nPlugins in " << dir << " and their options (--option name=value):\n"
+                << vcx::describe_plugins(dir);
       exit_code = 0;
       return false;
     }
@@ -258,21 +274,16 @@ int main(int argc, char** argv) {
   if (!endpoints.empty()) {
     if (rank == 0) {
       // Where the tools listen, for whoever debugs (or audits) the session.
-      if (std::FILE* f = std::fopen((opts.session_dir + "/peers").c_str(), "w")) {
-        for (const auto& e : endpoints) std::fprintf(f, "%s\n", e.c_str());
-        std::fclose(f);
-      }
+      std::string peers;
+      for (const auto& e : endpoints) peers += e + "\n";
+      vcx::write_file_atomically(vcx::session::file(opts.session_dir, vcx::session::kPeers), peers,
+                                 nullptr);
     }
     tool.set_peer_endpoints(std::move(endpoints));
   }
   if (rank == 0) {
-    const std::string ready = opts.session_dir + "/ready";
-    const std::string tmp = ready + ".tmp";
-    if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
-      std::fprintf(f, "%d\n", size);
-      std::fclose(f);
-      std::rename(tmp.c_str(), ready.c_str());
-    }
+    vcx::write_file_atomically(vcx::session::file(opts.session_dir, vcx::session::kReady),
+                               std::to_string(size) + "\n", nullptr);
   }
 
   const int status = tool.run();

@@ -19,8 +19,11 @@
 #include <spdlog/spdlog.h>
 
 #include "mpi_transport/mpi_transport.h"
+#include "session/tool_stats.h"
+#include "vcx/atomic_file.h"
 #include "vcx/binomial_tree.h"
 #include "vcx/delaying_transport.h"
+#include "vcx/session_layout.h"
 #include "vcx/stack_sampler.h"
 #include "vcx/symbolizer.h"
 
@@ -57,12 +60,17 @@ constexpr std::size_t kPollingBacklog = 64;
 // up to 1.6 times their run time, longer ones gain nothing more.
 constexpr std::chrono::milliseconds kLazySleep{20};
 
-std::uint64_t now_ns() {
+std::uint64_t clock_ns(clockid_t clock) {
   timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock, &ts);
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL +
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
+
+std::uint64_t now_ns() { return clock_ns(CLOCK_MONOTONIC); }
+
+// Comparable between the tools' nodes (as far as their clocks agree).
+std::uint64_t realtime_ns() { return clock_ns(CLOCK_REALTIME); }
 
 }  // namespace
 
@@ -180,9 +188,22 @@ void ToolProcess::set_peer_endpoints(std::vector<std::string> endpoints) {
 }
 
 void ToolProcess::load_plugins() {
-  auto instantiate = [&](PluginKind kind, const std::string& name) -> Plugin* {
-    loaded_.push_back(load_plugin(opts_.plugin_dir, kind, name));
-    const PluginDescriptor* d = loaded_.back().descriptor;
+  // Every plugin is loaded before any starts, so that the options given are
+  // checked against all their declarations and complete with the defaults
+  // when the first one reads them.
+  loaded_.push_back(load_plugin(opts_.plugin_dir, PluginKind::Engine, opts_.engine));
+  for (const auto& name : opts_.translators)
+    loaded_.push_back(load_plugin(opts_.plugin_dir, PluginKind::Translator, name));
+  for (const auto& name : opts_.modules)
+    loaded_.push_back(load_plugin(opts_.plugin_dir, PluginKind::Module, name));
+  std::vector<DeclaredOptions> declared;
+  for (const LoadedPlugin& l : loaded_) declared.push_back({l.name, l.descriptor->options});
+  if (const std::string error = apply_option_specs(opts_.plugin_options, declared); !error.empty())
+    throw std::runtime_error(error);
+
+  std::size_t next = 0;
+  auto instantiate = [&](PluginKind, const std::string& name) -> Plugin* {
+    const PluginDescriptor* d = loaded_[next++].descriptor;
     std::string error;
     Plugin* p = d->create(*this, &error);
     if (!p) throw std::runtime_error(name + ": " + (error.empty() ? "failed to start" : error));
@@ -203,7 +224,7 @@ void ToolProcess::load_plugins() {
   std::string needs_stalls;  // a module that needs the application to wait at every wait
   for (const auto& name : opts_.modules) {
     ClockedCallObserver* o = instantiate(PluginKind::Module, name)->observer();
-    const std::uint32_t needs = loaded_.back().descriptor->needs;
+    const std::uint32_t needs = loaded_[next - 1].descriptor->needs;
     if (needs & kNeedsStallAtWaits) needs_stalls = name;
     if (o) {
       observers_.push_back(o);
@@ -505,7 +526,7 @@ void ToolProcess::app_gone() {
   engine_->run();
   // Left before the tools stop, so that the other ranks' interceptors, when
   // they find their tools gone, know why and run on instead of aborting.
-  if (std::FILE* f = std::fopen((opts_.session_dir + "/app-failed").c_str(), "w")) {
+  if (std::FILE* f = std::fopen(session::file(opts_.session_dir, session::kAppFailed).c_str(), "w")) {
     std::fprintf(f, "%u\n", rank_.value);
     std::fclose(f);
   }
@@ -555,6 +576,7 @@ void ToolProcess::on_control_message(Rank src, std::span<const std::uint8_t> b) 
       if (!aborted_) {
         aborted_ = true;
         abort_reason_.assign(b.begin() + 1, b.end());
+        stopped_at_ns_ = realtime_ns();
         spdlog::debug("stopping: {}", abort_reason_);
         settle_app();
         flush_observers();
@@ -584,13 +606,9 @@ void ToolProcess::maybe_write_progress() {
   progress_written_ns_ = now;
   progress_events_ = events_;
   progress_state_ = app_state_;
-  const std::string path = opts_.session_dir + "/progress-" + std::to_string(rank_.value);
-  const std::string tmp = path + ".tmp";
-  if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
-    std::fprintf(f, "%llu %s\n", static_cast<unsigned long long>(events_),
-                 app_state_name(app_state_));
-    if (std::fclose(f) == 0) std::rename(tmp.c_str(), path.c_str());
-  }
+  write_file_atomically(session::progress(opts_.session_dir, rank_.value),
+                        std::to_string(events_) + " " + app_state_name(app_state_) + "\n",
+                        nullptr);
 }
 
 // A subtree is done when its applications finished and their calls are
@@ -626,6 +644,7 @@ void ToolProcess::abort_all(const std::string& why, bool logged) {
   if (aborted_) return;
   aborted_ = true;
   abort_reason_ = why;
+  stopped_at_ns_ = realtime_ns();
   if (!logged) spdlog::error("stopping the analysis: {}", why);
   if (engine_ && !engine_->idle())
     spdlog::warn("stopping with calls left to analyse; the first waits for {}",
@@ -707,7 +726,7 @@ int ToolProcess::run() {
   int ino = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   std::unique_ptr<asio::posix::stream_descriptor> ino_desc;
   std::array<char, 4096> ino_buf{};
-  const std::string exited_flag = opts_.session_dir + "/app-exited";
+  const std::string exited_flag = session::file(opts_.session_dir, session::kAppExited);
   std::function<void()> arm_inotify;
   if (ino >= 0 && ::inotify_add_watch(ino, opts_.session_dir.c_str(), IN_CREATE | IN_MOVED_TO) >= 0) {
     ino_desc = std::make_unique<asio::posix::stream_descriptor>(io_, ino);
@@ -853,7 +872,7 @@ std::uint64_t cpu_ns(const rusage& ru) {
 void ToolProcess::answer_where_request() {
   std::uint64_t number = 0;
   {
-    std::ifstream in(opts_.session_dir + "/where-request");
+    std::ifstream in(session::file(opts_.session_dir, session::kWhereRequest));
     if (!(in >> number) || number <= where_answered_) return;
   }
   where_answered_ = number;
@@ -883,13 +902,8 @@ void ToolProcess::answer_where_request() {
         text += "  " + line + "\n";
     }
   }
-  const std::string path = opts_.session_dir + "/where-" + std::to_string(rank_.value) + "-" +
-                           std::to_string(number) + ".txt";
-  {
-    std::ofstream out(path + ".tmp");
-    out << text;
-  }
-  std::rename((path + ".tmp").c_str(), path.c_str());
+  write_file_atomically(session::where_answer(opts_.session_dir, rank_.value, number), text,
+                        nullptr);
 }
 
 void ToolProcess::write_stats() const {
@@ -903,40 +917,31 @@ void ToolProcess::write_stats() const {
     stall = app_account_.stall_ns;
     backpressure = app_account_.backpressure_ns;
   }
-  const std::string path = opts_.session_dir + "/stats-" + std::to_string(rank_.value) + ".json";
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) return;
-  std::string reason;
-  for (char c : abort_reason_) {
-    if (c == '"' || c == '\\') reason += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) reason += c;
+  session::ToolStats st;
+  st.rank = static_cast<int>(rank_.value);
+  st.events = events_;
+  st.clocked_calls = engine_ ? engine_->clocked_calls() : 0;
+  st.stall_ns = stall;
+  st.backpressure_ns = backpressure;
+  st.released_replies = released_replies_;
+  if (transport_) {
+    st.messages_sent = transport_->stats().messages_sent;
+    st.bytes_sent = transport_->stats().bytes_sent;
+    st.shm_messages_sent = transport_->stats().shm_messages_sent;
+    st.wakeups_sent = transport_->stats().wakeups_sent;
   }
-  std::fprintf(f,
-               "{\"rank\":%u,\"events\":%llu,\"clocked_calls\":%llu,\"stall_ns\":%llu,"
-               "\"backpressure_ns\":%llu,\"released_replies\":%llu,\"messages_sent\":%llu,"
-               "\"bytes_sent\":%llu,\"shm_messages_sent\":%llu,\"wakeups_sent\":%llu,"
-               "\"leased_acquisitions\":%llu,\"peak_backlog\":%llu,\"stall\":\"%s\",\"cpu_ns\":%llu,"
-               "\"transport\":\"%s\",\"channel\":\"%s\",\"max_rss_kb\":%ld,"
-               "\"app\":\"%s\","
-               "\"aborted\":%s,\"reason\":\"%s\"}\n",
-               rank_.value, static_cast<unsigned long long>(events_),
-               static_cast<unsigned long long>(engine_ ? engine_->clocked_calls() : 0),
-               static_cast<unsigned long long>(stall),
-               static_cast<unsigned long long>(backpressure),
-               static_cast<unsigned long long>(released_replies_),
-               static_cast<unsigned long long>(transport_ ? transport_->stats().messages_sent : 0),
-               static_cast<unsigned long long>(transport_ ? transport_->stats().bytes_sent : 0),
-               static_cast<unsigned long long>(transport_ ? transport_->stats().shm_messages_sent : 0),
-               static_cast<unsigned long long>(transport_ ? transport_->stats().wakeups_sent : 0),
-               static_cast<unsigned long long>(engine_ ? engine_->leased_acquisitions() : 0),
-               static_cast<unsigned long long>(peak_backlog_), opts_.no_stall ? "never" : "waits",
-               static_cast<unsigned long long>(cpu_ns(ru)),
-               opts_.transport.c_str(), opts_.channel.c_str(), ru.ru_maxrss,
-               app_state_name(app_state_), aborted_ ? "true" : "false",
-               reason.c_str());
-  std::fclose(f);
-  std::rename(tmp.c_str(), path.c_str());
+  st.leased_acquisitions = engine_ ? engine_->leased_acquisitions() : 0;
+  st.peak_backlog = peak_backlog_;
+  st.stall = opts_.no_stall ? "never" : "waits";
+  st.cpu_ns = cpu_ns(ru);
+  st.transport = opts_.transport;
+  st.channel = opts_.channel;
+  st.max_rss_kb = ru.ru_maxrss > 0 ? static_cast<std::uint64_t>(ru.ru_maxrss) : 0;
+  st.app = app_state_name(app_state_);
+  st.aborted = aborted_;
+  st.reason = abort_reason_;
+  st.stopped_at_ns = stopped_at_ns_;
+  write_file_atomically(session::stats(opts_.session_dir, rank_.value), st.to_json(), nullptr);
 }
 
 }  // namespace vcx::tool

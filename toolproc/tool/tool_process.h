@@ -182,6 +182,7 @@ class ToolProcess final : public ToolHost {
   bool terminate_ = false;
   bool aborted_ = false;
   std::string abort_reason_;
+  std::uint64_t stopped_at_ns_ = 0;  // when this tool stopped the analysis (realtime)
 };
 
 }  // namespace vcx::tool

@@ -12,7 +12,7 @@
 namespace vcx {
 
 // Bumped whenever a header seen by plugins changes incompatibly.
-inline constexpr std::uint32_t kPluginAbiVersion = 7;
+inline constexpr std::uint32_t kPluginAbiVersion = 8;
 inline constexpr const char* kPluginEntryPoint = "vcx_plugin_descriptor";
 
 class ExchangeEngine;

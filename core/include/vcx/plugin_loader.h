@@ -27,5 +27,8 @@ LoadedPlugin load_plugin(const std::string& dir, PluginKind kind, const std::str
 // Names of the plugins of `kind` present in `dir`.
 std::vector<std::string> available_plugins(const std::string& dir, PluginKind kind);
 void unload_plugin(LoadedPlugin& p);
+// Every plugin in `dir`, a line each (kind, name, description), and the
+// options it declares with their defaults and help (for --help).
+std::string describe_plugins(const std::string& dir);
 
 }  // namespace vcx

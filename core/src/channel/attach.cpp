@@ -15,6 +15,7 @@
 
 #include "vcx/channel/memfd.h"
 #include "vcx/channel/tcp_channel.h"
+#include "vcx/session_layout.h"
 
 namespace vcx::channel {
 namespace {
@@ -130,11 +131,11 @@ bool read_full(int fd, void* buf, std::size_t len) {
 }
 
 std::string tool_socket_path(const std::string& session_dir, std::uint32_t rank) {
-  return session_dir + "/tool-" + std::to_string(rank) + ".sock";
+  return session::tool_socket(session_dir, rank);
 }
 
 std::string tool_endpoint_path(const std::string& session_dir, std::uint32_t rank) {
-  return session_dir + "/tool-" + std::to_string(rank) + ".tcp";
+  return session::tool_endpoint(session_dir, rank);
 }
 
 bool token_matches(const char (&token)[kTokenBytes], const std::string& expected) {

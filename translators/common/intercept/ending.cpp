@@ -10,6 +10,8 @@
 #include <cstring>
 #include <string>
 
+#include "vcx/session_layout.h"
+
 namespace vcx::intercept {
 namespace {
 
@@ -108,7 +110,7 @@ void record_ending(const char* kind, int code, const char* call) {
 }
 
 void watch_ending(const char* session_dir, int world_rank) {
-  std::snprintf(g_path, sizeof g_path, "%s/ending-%d", session_dir, world_rank);
+  std::snprintf(g_path, sizeof g_path, "%s/%s%d", session_dir, session::kEndingPrefix, world_rank);
   std::snprintf(g_tmp_path, sizeof g_tmp_path, "%s.tmp", g_path);
   g_pid = ::getpid();
   ::on_exit(&on_exit_hook, nullptr);
@@ -135,7 +137,7 @@ void ending_finalized() {
 
 bool another_rank_ended(const char* session_dir) {
   if (!session_dir) return false;
-  const std::string path = std::string(session_dir) + "/app-failed";
+  const std::string path = session::file(session_dir, session::kAppFailed);
   return ::access(path.c_str(), F_OK) == 0;
 }
 
