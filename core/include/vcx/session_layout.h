@@ -26,6 +26,9 @@ inline constexpr std::string_view kAppFailed = "app-failed";
 inline constexpr std::string_view kWhereRequest = "where-request";
 // vcx-run: a long list of forced matches for the interceptors.
 inline constexpr std::string_view kForceMatch = "force-match";
+// The tools (matches analysis, --explore's runs): every wildcard receive, a
+// file per rank; vcx-run copies the directory out.
+inline constexpr std::string_view kMatchesRecord = "matches-record";
 
 // Per rank: "<prefix><rank><suffix>".
 inline constexpr std::string_view kToolStartPrefix = "tool-";      // + ".start"

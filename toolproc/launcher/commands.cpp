@@ -1,0 +1,233 @@
+#include "launcher/commands.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+#include "launcher/console.h"
+#include "vcx/atomic_file.h"
+#include "vcx/session_layout.h"
+
+namespace vcx::launcher {
+namespace {
+
+// Hydra's own placement options, the same for both jobs so that tool rank i
+// lands on the node of application rank i.
+void add_hydra_layout(const Plan& plan, std::vector<std::string>& cmd) {
+  if (plan.options.hostfile) {
+    cmd.push_back("-f");
+    cmd.push_back(*plan.options.hostfile);
+  }
+  if (plan.options.hosts) {
+    cmd.push_back("-hosts");
+    cmd.push_back(*plan.options.hosts);
+  }
+  if (plan.options.ppn > 0) {
+    cmd.push_back("-ppn");
+    cmd.push_back(std::to_string(plan.options.ppn));
+  }
+}
+
+void append(std::vector<std::string>& cmd, const std::vector<std::string>& more) {
+  cmd.insert(cmd.end(), more.begin(), more.end());
+}
+
+}  // namespace
+
+std::vector<std::string> tool_command(const Plan& plan, const std::string& session_dir) {
+  // The tool job is always an MPICH job, whoever starts the application.
+  std::vector<std::string> cmd{plan.paths.mpiexec};
+  add_hydra_layout(plan, cmd);
+  cmd.push_back("-n");
+  cmd.push_back(std::to_string(plan.options.nprocs));
+  append(cmd, binding_args(LauncherKind::Hydra, plan.placement.tool_cores, plan.options.nprocs));
+  append(cmd, {plan.paths.toolproc, "--session", session_dir, "--plugin-dir",
+               plan.paths.plugin_dir, "--translators",
+               translators_of(plan.model), "--modules",
+               join(module_list(plan.options), ",")});
+  if (plan.trace_dir) {
+    cmd.push_back("--option");
+    cmd.push_back("trace.dir=" + *plan.trace_dir);
+  }
+  for (const std::string& analysis : plan.options.analyses)
+    append(cmd, {"--option", analysis + ".dir=" + session_dir + "/" + analysis});
+  // In the session directory, which every node sees; vcx-run copies it out.
+  if (plan.matches_record && runs_analysis(plan.options, "matches"))
+    append(cmd, {"--option", "matches.record=" + session::file(session_dir, session::kMatchesRecord)});
+  if (const auto& mib = plan.options.clock_diff_mib)
+    append(cmd, {"--option", "vclock.diff-bytes=" + std::to_string(*mib << 20)});
+  for (const std::string& kv : plan.options.plugin_options) append(cmd, {"--option", kv});
+  if (!plan.options.stall.empty()) append(cmd, {"--stall", plan.options.stall});
+  if (const auto& n = plan.options.tool_backlog)
+    append(cmd, {"--max-backlog", std::to_string(*n)});
+  if (plan.options.shmem_flags == "off") cmd.push_back("--no-shmem-flags");
+  if (tools_share_app_cores(plan.placement)) cmd.push_back("--shared-core");
+  if (plan.options.app_yield != "auto") append(cmd, {"--app-yield", plan.options.app_yield});
+  if (const auto& ns = plan.options.tool_spin_ns) append(cmd, {"--spin-ns", std::to_string(*ns)});
+  if (const auto& ns = plan.options.app_spin_ns) append(cmd, {"--app-spin-ns", std::to_string(*ns)});
+  if (plan.progress) cmd.push_back("--progress");
+  if (plan.options.channel != "shm") append(cmd, {"--channel", plan.options.channel});
+  if (plan.options.transport != "tcp") append(cmd, {"--transport", plan.options.transport});
+  // Several nodes: the start-up exchange goes over MPI, not through files
+  // a shared file system may show late.
+  if (plan.spans_nodes) append(cmd, {"--bind", "0.0.0.0", "--mpi-start"});
+  return cmd;
+}
+
+std::vector<std::string> app_command(const Plan& plan, const std::string& preload) {
+  const std::string n = std::to_string(plan.options.nprocs);
+  std::vector<std::string> cmd;
+  switch (plan.launcher) {
+    case LauncherKind::Hydra:
+      // LD_PRELOAD goes to the ranks only (-genv): mpiexec and its proxies
+      // are not MPI programs and must not load the interceptor and MPI with it.
+      cmd.push_back(plan.paths.mpiexec);
+      add_hydra_layout(plan, cmd);
+      append(cmd, plan.options.launcher_args);
+      for (const auto& [name, value] : plan.options.app_env) append(cmd, {"-genv", name, value});
+      if (plan.options.prepend_rank) cmd.push_back("-prepend-rank");
+      if (plan.options.bind_to) append(cmd, {"-bind-to", *plan.options.bind_to});
+      append(cmd, {"-genv", "LD_PRELOAD", preload, "-n",
+                   std::to_string(plan.options.more_programs.empty() ? plan.options.nprocs
+                                                                     : plan.options.first_nprocs)});
+      append(cmd, binding_args(LauncherKind::Hydra, plan.placement.app_cores, plan.options.nprocs));
+      break;
+    case LauncherKind::Slurm:
+      // --export: the tasks get LD_PRELOAD, srun itself does not.
+      append(cmd, {plan.launcher_program, "-n", n});
+      append(cmd, plan.options.launcher_args);
+      if (plan.options.prepend_rank) cmd.push_back("--label");
+      if (plan.options.bind_to) cmd.push_back("--cpu-bind=" + *plan.options.bind_to);
+      if (plan.options.ppn > 0) cmd.push_back("--ntasks-per-node=" + std::to_string(plan.options.ppn));
+      append(cmd, binding_args(LauncherKind::Slurm, plan.placement.app_cores, plan.options.nprocs));
+      {
+        std::string exports = "--export=ALL";
+        for (const auto& [name, value] : plan.options.app_env) exports += "," + name + "=" + value;
+        cmd.push_back(exports + ",LD_PRELOAD=" + preload);
+      }
+      break;
+    case LauncherKind::OpenMpi: {
+      cmd.push_back(plan.launcher_program);
+      // oshrun refuses to start as root unless told; vcx-run runs as whoever
+      // calls it, in containers often root.
+      if (plan.as_root) cmd.push_back("--allow-run-as-root");
+      // Like hydra, start as many ranks as asked whatever the core count.
+      cmd.push_back("--oversubscribe");
+      // Open MPI 4.1's rdma one-sided component crashes shmem_finalize in
+      // its memory hooks; UCX's does not.
+      append(cmd, {"--mca", "osc", "ucx"});
+      {
+        std::string err;
+        append(cmd, openmpi_hosts(plan.options, &err));
+      }
+      if (plan.options.ppn > 0) append(cmd, {"--npernode", std::to_string(plan.options.ppn)});
+      append(cmd, plan.options.launcher_args);
+      for (const auto& [name, value] : plan.options.app_env) append(cmd, {"-x", name + "=" + value});
+      if (plan.options.prepend_rank) cmd.push_back("--tag-output");
+      // -x NAME exports the variable's value to the ranks (only those on
+      // this node inherit the environment); the token stays off the command
+      // line. LD_PRELOAD goes to the ranks only, not to oshrun's daemons.
+      if (!plan.options.forced_matches.empty()) append(cmd, {"-x", "VCX_FORCE_MATCH"});
+      append(cmd, {"-x", "VCX_SESSION_DIR", "-x", "VCX_SESSION_TOKEN", "-x",
+                   "VCX_ON_TOOL_FAILURE", "-x", "LD_PRELOAD=" + preload, "-n", n});
+      const int per_node = plan.options.ppn > 0 ? plan.options.ppn : plan.options.nprocs;
+      std::vector<std::string> binding =
+          binding_args(LauncherKind::OpenMpi, plan.placement.app_cores, per_node);
+      if (binding.empty()) binding = {"--bind-to", plan.options.bind_to.value_or("none")};
+      append(cmd, binding);
+      break;
+    }
+  }
+  cmd.push_back(plan.program);
+  cmd.insert(cmd.end(), plan.options.program_args.begin(), plan.options.program_args.end());
+  // MPMD (hydra only): each further program with its ranks and variables.
+  for (std::size_t i = 0; i < plan.options.more_programs.size(); ++i) {
+    const AppSegment& seg = plan.options.more_programs[i];
+    append(cmd, {":", "-n", std::to_string(seg.nprocs)});
+    for (const auto& [name, value] : seg.env) append(cmd, {"-env", name, value});
+    cmd.push_back(i < plan.more_programs.size() ? plan.more_programs[i] : seg.program);
+    cmd.insert(cmd.end(), seg.program_args.begin(), seg.program_args.end());
+  }
+  return cmd;
+}
+
+const char* translators_of(ProgramModel model) {
+  switch (model) {
+    case ProgramModel::Shmem:
+      return "shmem";
+    case ProgramModel::Hybrid:
+      return "mpi,shmem";
+    default:
+      return "mpi";
+  }
+}
+
+const std::string& interceptor_of(const Plan& plan) {
+  switch (plan.model) {
+    case ProgramModel::Shmem:
+      return plan.paths.shmem_interceptor;
+    case ProgramModel::Hybrid:
+      return plan.paths.hybrid_interceptor;
+    default:
+      return plan.paths.interceptor;
+  }
+}
+
+bool spans_nodes(const LaunchOptions& options, const Environment& env, std::string* error) {
+  if (options.hostfile || options.hosts) {
+    const HostList hosts = hosts_of(options);
+    if (!hosts.error.empty()) {
+      *error = hosts.error;
+      return false;
+    }
+    return hosts.hosts.size() > 1;
+  }
+  for (const char* var : {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}) {
+    if (auto v = env.get_nonempty(var)) return std::atoi(v->c_str()) > 1;
+  }
+  return false;
+}
+
+std::string preload_value(const std::string& interceptor,
+                          const std::optional<std::string>& existing) {
+  if (!existing || existing->empty()) return interceptor;
+  return interceptor + ":" + *existing;
+}
+
+Environment tool_environment(const Environment& base, const std::string& token) {
+  Environment env = base;
+  env.unset("VCX_SESSION_DIR");  // the tools are not an application to attach
+  env.set("VCX_SESSION_TOKEN", token);
+  return env;
+}
+
+// The longest --force-match list passed in the environment itself.
+constexpr std::size_t kForceMatchInline = 4096;
+
+Environment app_environment(const Environment& base, const std::string& session_dir,
+                            const std::string& token, const LaunchOptions& options) {
+  Environment env = base;
+  // The interceptor reads what to do when its tool fails from here.
+  env.set("VCX_ON_TOOL_FAILURE", options.on_tool_failure);
+  env.set("VCX_SESSION_DIR", session_dir);
+  env.set("VCX_SESSION_TOKEN", token);
+  // The interceptor of each rank applies the matches forced on it.
+  std::string forced;
+  for (const auto& f : options.forced_matches)
+    forced += (forced.empty() ? "" : ",") + std::to_string(f.rank) + ":" +
+              std::to_string(f.index) + "=" + std::to_string(f.source);
+  // A long list (a replay pinning many receives) goes through a file: one
+  // environment string may not exceed 128 KiB.
+  if (forced.empty()) {
+    env.unset("VCX_FORCE_MATCH");
+  } else if (forced.size() <= kForceMatchInline) {
+    env.set("VCX_FORCE_MATCH", forced);
+  } else {
+    const std::string path = session::file(session_dir, session::kForceMatch);
+    std::ofstream(path) << forced << '\n';
+    env.set("VCX_FORCE_MATCH", "@" + path);
+  }
+  return env;
+}
+
+}  // namespace vcx::launcher
