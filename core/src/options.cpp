@@ -18,6 +18,11 @@ std::optional<std::uint64_t> parse_count(std::string_view s) {
   return v;
 }
 
+bool is_true(const std::string& v) {
+  const std::string l = lower(v);
+  return l == "1" || l == "true" || l == "yes" || l == "on";
+}
+
 bool is_switch(const std::string& v) {
   const std::string l = lower(v);
   return l == "0" || l == "1" || l == "true" || l == "false" || l == "yes" || l == "no" ||
@@ -73,9 +78,7 @@ std::string Options::get_or(std::string_view key, std::string_view fallback) con
 
 bool Options::flag(std::string_view key) const {
   auto it = values_.find(key);
-  if (it == values_.end()) return false;
-  const std::string v = lower(it->second);
-  return v == "1" || v == "true" || v == "yes" || v == "on";
+  return it != values_.end() && is_true(it->second);
 }
 
 std::uint64_t Options::number_or(std::string_view key, std::uint64_t fallback) const {
@@ -130,12 +133,13 @@ std::string option_text(const Options& given, const OptionSpec* specs, std::stri
 }
 
 bool option_switch(const Options& given, const OptionSpec* specs, std::string_view key) {
-  const std::string v = lower(option_text(given, specs, key));
-  return v == "1" || v == "true" || v == "yes" || v == "on";
+  return is_true(option_text(given, specs, key));
 }
 
 std::uint64_t option_count(const Options& given, const OptionSpec* specs, std::string_view key) {
-  const std::uint64_t fallback = parse_count(option_text(Options{}, specs, key)).value_or(0);
+  const OptionSpec* s = find_spec(specs, key);
+  const std::uint64_t fallback =
+      s && s->default_value ? parse_count(s->default_value).value_or(0) : 0;
   return given.number_or(key, fallback);
 }
 

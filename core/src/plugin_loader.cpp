@@ -83,21 +83,35 @@ void unload_plugin(LoadedPlugin& p) {
   p.descriptor = nullptr;
 }
 
-std::string describe_plugins(const std::string& dir) {
-  std::string out;
+std::vector<AvailablePlugin> load_available_plugins(const std::string& dir) {
+  std::vector<AvailablePlugin> out;
   for (const PluginKind kind : {PluginKind::Engine, PluginKind::Translator, PluginKind::Module}) {
     for (const std::string& name : available_plugins(dir, kind)) {
+      AvailablePlugin a{kind, name, {}, {}};
       try {
-        LoadedPlugin p = load_plugin(dir, kind, name);
-        out += std::string(kind_word(kind)) + " " + name + ": " + p.descriptor->description + "\n";
-        const std::string options = describe_options({{name, p.descriptor->options}});
-        // Without its heading: the plugin's line says whose they are.
-        out += options.empty() ? "  (no options)\n" : options.substr(options.find('\n') + 1);
-        unload_plugin(p);
+        a.loaded = load_plugin(dir, kind, name);
       } catch (const std::exception& e) {
-        out += std::string(kind_word(kind)) + " " + name + ": cannot load: " + e.what() + "\n";
+        a.error = e.what();
       }
+      out.push_back(std::move(a));
     }
+  }
+  return out;
+}
+
+std::string describe_plugins(const std::string& dir) {
+  std::string out;
+  for (AvailablePlugin& a : load_available_plugins(dir)) {
+    out += std::string(kind_word(a.kind)) + " " + a.name + ": ";
+    if (!a.loaded.descriptor) {
+      out += "cannot load: " + a.error + "\n";
+      continue;
+    }
+    out += std::string(a.loaded.descriptor->description) + "\n";
+    const std::string options = describe_options({{a.name, a.loaded.descriptor->options}});
+    // Without its heading: the plugin's line says whose they are.
+    out += options.empty() ? "  (no options)\n" : options.substr(options.find('\n') + 1);
+    unload_plugin(a.loaded);
   }
   return out;
 }

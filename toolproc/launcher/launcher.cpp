@@ -66,19 +66,13 @@ std::optional<std::string> check_plugin_options(const LaunchOptions& options,
     const auto eq = kv.find('=');
     given.set(kv.substr(0, eq), kv.substr(eq + 1));
   }
-  std::vector<LoadedPlugin> loaded;
+  std::vector<AvailablePlugin> plugins = load_available_plugins(plugin_dir);
   std::vector<DeclaredOptions> declared;
-  for (const PluginKind kind : {PluginKind::Engine, PluginKind::Translator, PluginKind::Module})
-    for (const std::string& name : available_plugins(plugin_dir, kind)) {
-      try {
-        loaded.push_back(load_plugin(plugin_dir, kind, name));
-        declared.push_back({name, loaded.back().descriptor->options});
-      } catch (const std::exception&) {
-        // Not loadable here: the tools say why if the run needs it.
-      }
-    }
+  // One that does not load here is left out: the tools say why if the run needs it.
+  for (const AvailablePlugin& a : plugins)
+    if (a.loaded.descriptor) declared.push_back({a.name, a.loaded.descriptor->options});
   const std::string error = apply_option_specs(given, declared);
-  for (LoadedPlugin& p : loaded) unload_plugin(p);
+  for (AvailablePlugin& a : plugins) unload_plugin(a.loaded);
   if (error.empty()) return std::nullopt;
   return "--option: " + error;
 }

@@ -202,7 +202,7 @@ void ToolProcess::load_plugins() {
     throw std::runtime_error(error);
 
   std::size_t next = 0;
-  auto instantiate = [&](PluginKind, const std::string& name) -> Plugin* {
+  auto instantiate = [&](const std::string& name) -> Plugin* {
     const PluginDescriptor* d = loaded_[next++].descriptor;
     std::string error;
     Plugin* p = d->create(*this, &error);
@@ -210,11 +210,11 @@ void ToolProcess::load_plugins() {
     plugins_.emplace_back(p);
     return p;
   };
-  Plugin* e = instantiate(PluginKind::Engine, opts_.engine);
+  Plugin* e = instantiate(opts_.engine);
   engine_ = e->engine();
   if (!engine_) throw std::runtime_error(opts_.engine + " is not an exchange engine");
   for (const auto& name : opts_.translators) {
-    Translator* t = instantiate(PluginKind::Translator, name)->translator();
+    Translator* t = instantiate(name)->translator();
     if (!t) throw std::runtime_error(name + " is not a translator");
     const auto m = static_cast<std::size_t>(t->model());
     if (m >= translators_.size() || translators_[m])
@@ -223,7 +223,7 @@ void ToolProcess::load_plugins() {
   }
   std::string needs_stalls;  // a module that needs the application to wait at every wait
   for (const auto& name : opts_.modules) {
-    ClockedCallObserver* o = instantiate(PluginKind::Module, name)->observer();
+    ClockedCallObserver* o = instantiate(name)->observer();
     const std::uint32_t needs = loaded_[next - 1].descriptor->needs;
     if (needs & kNeedsStallAtWaits) needs_stalls = name;
     if (o) {

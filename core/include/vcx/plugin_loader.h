@@ -27,6 +27,16 @@ LoadedPlugin load_plugin(const std::string& dir, PluginKind kind, const std::str
 // Names of the plugins of `kind` present in `dir`.
 std::vector<std::string> available_plugins(const std::string& dir, PluginKind kind);
 void unload_plugin(LoadedPlugin& p);
+// Every plugin in `dir`, loaded (the caller unloads them), in the order
+// engines, translators, modules; one that fails to load has its error
+// instead.
+struct AvailablePlugin {
+  PluginKind kind;
+  std::string name;
+  LoadedPlugin loaded;  // descriptor null when it failed
+  std::string error;
+};
+std::vector<AvailablePlugin> load_available_plugins(const std::string& dir);
 // Every plugin in `dir`, a line each (kind, name, description), and the
 // options it declares with their defaults and help (for --help).
 std::string describe_plugins(const std::string& dir);
