@@ -1,30 +1,23 @@
 #!/usr/bin/env python3
-"""Pass-through wrappers for every MPI function the interceptor does not wrap by hand.
+"""Every MPI wrapper of the interceptor that is not written by hand.
 
   gen_wrappers.py --include-dir DIR --library LIBMPI [--nm NM] [--define NAME[=VALUE]]...
-                  --hand-written FILE... --out-cpp FILE --out-json FILE
+                  --table wrappers.tsv --calls mpi_events.h --hand-written FILE...
+                  --out-reporting FILE --out-cpp FILE --out-json FILE
 
-Reads the MPI headers the interceptor is compiled against (MPICH's mpi.h
-and the prototypes of mpi_proto.h and mpio.h it includes; or Open MPI's
-mpi.h, which holds its prototypes itself, for the interceptor of
-MPI+OpenSHMEM programs), finds the MPI_ functions already defined in the
-hand-written wrapper files and writes
+Reads the MPI headers the interceptor is compiled against (mpi_headers.py:
+MPICH's, or Open MPI's for the interceptor of MPI+OpenSHMEM programs;
+--define sets a macro before they are read, as the compiler's -D does),
+finds the MPI_ functions the hand-written wrapper files define, and writes
 
-  * a C++ source with `extern "C" R MPI_X(params) { return PMPI_X(names); }`
-    for every other function, with the header's exact parameter types, so
-    that LD_PRELOAD puts the interceptor in front of the whole MPI API;
-  * a JSON description of every function (name, return type, parameters,
-    who wraps it), the input of scripts/gen-mpi-coverage.
-
-The headers are read as text (no compiler run at generation time, and the
-output keeps the headers' own spelling of every type and parameter name).
-Prototypes span lines, start with export macros (Open MPI's OMPI_DECLSPEC)
-and end in attribute macros (MPICH_API_PUBLIC,
-MPICH_ATTR_POINTER_WITH_TYPE_TAG(1,3), __mpi_interface_deprecated__("..."),
-...), which are dropped; the #if/#ifdef blocks are honoured by a small
-evaluator (mpio.h declares MPI_Info_* and MPI_File_{get,set}_errhandler
-again, for MPI libraries other than MPICH). --define sets a macro before
-the headers are read, as the compiler's -D does for the interceptor.
+  * --out-reporting: the wrappers that report their call, one per row of
+    the table and per collective of the call table (reporting_wrappers.py);
+  * --out-cpp: a pass-through `extern "C" R MPI_X(params) { return
+    PMPI_X(names); }` for every other function, with the header's exact
+    parameter types, so that LD_PRELOAD puts the interceptor in front of the
+    whole MPI API;
+  * --out-json: every function (name, return type, parameters, who wraps
+    it), the input of scripts/gen-mpi-coverage and the export test.
 
 A function is wrapped only if the library defines its PMPI_ entry point:
 the interceptor links against that library alone, and a few declared
@@ -36,7 +29,9 @@ Fails (exit status 1, message on stderr) if the headers yield fewer than
 MIN_FUNCTIONS functions, if a hand-written wrapper names a function the
 headers do not declare (headers of an MPI version below 4 may leave out the
 MPI 4.0 functions, which the wrapper files define under
-`#if MPI_VERSION >= 4`), or if a prototype cannot be understood.
+`#if MPI_VERSION >= 4`), if a function is both written by hand and
+generated, if a row of the table cannot be generated, or if a prototype
+cannot be understood.
 """
 
 from __future__ import annotations
@@ -48,446 +43,13 @@ import re
 import subprocess
 import sys
 
+from mpi_headers import ENTRY_HEADER, GenError, HeaderReader, parse_prototypes, strip_comments
+from reporting_wrappers import read_events, read_table, reporting_source
+
 # MPICH 4.0 declares about 600 MPI_ functions, Open MPI 4.1 (MPI 3.1) about
 # 450; far fewer means the parse went wrong, and silently wrapping a
 # fraction of the API would break the "every call passes through" promise.
 MIN_FUNCTIONS = 400
-
-# MPICH: only these files contribute prototypes; mpi.h is read for its
-# #defines. Open MPI (no mpi_proto.h): mpi.h declares everything.
-MPICH_PROTOTYPE_HEADERS = ("mpi_proto.h", "mpio.h")
-ENTRY_HEADER = "mpi.h"
-# Export macros that may start a prototype.
-EXPORT_MACROS = ("OMPI_DECLSPEC",)
-
-IDENT = re.compile(r"[A-Za-z_]\w*")
-
-
-class GenError(Exception):
-    pass
-
-
-# --------------------------------------------------------------------------
-# Text helpers
-
-
-def strip_comments(text: str) -> str:
-    """Removes C and C++ comments, keeping newlines and string literals."""
-    out = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "/" and i + 1 < n and text[i + 1] == "*":
-            end = text.find("*/", i + 2)
-            end = n if end < 0 else end + 2
-            out.append(" " + "\n" * text.count("\n", i, end))
-            i = end
-        elif c == "/" and i + 1 < n and text[i + 1] == "/":
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-        elif c in "\"'":
-            # A literal never spans lines (this also keeps C++14 digit
-            # separators, 30'000, from swallowing the rest of the file).
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            i = j + 1
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
-
-
-def logical_lines(text: str) -> list[str]:
-    """Joins backslash-continued lines (multi-line #if conditions)."""
-    lines, cur = [], ""
-    for raw in text.split("\n"):
-        if raw.endswith("\\"):
-            cur += raw[:-1] + " "
-            continue
-        lines.append(cur + raw)
-        cur = ""
-    if cur:
-        lines.append(cur)
-    return lines
-
-
-# --------------------------------------------------------------------------
-# #if expressions: integers, defined(), ! ~ - + * / % << >> < > <= >= == !=
-# & ^ | && || ?:. Unknown identifiers are 0 and unknown function-like
-# macros (__has_attribute(...)) are 0, as for a compiler lacking them.
-
-_TOKEN = re.compile(r"\s*(?:(\d+)[uUlL]*|(0[xX][0-9a-fA-F]+)[uUlL]*|([A-Za-z_]\w*)|"
-                    r"(&&|\|\||<<|>>|<=|>=|==|!=|[-+*/%<>&^|!~?:()]))")
-
-_BINARY = [
-    ("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", ">", "<=", ">="),
-    ("<<", ">>"), ("+", "-"), ("*", "/", "%"),
-]
-
-
-class CondEval:
-    def __init__(self, expr: str, macros: dict[str, int | None]):
-        self.toks = []
-        pos = 0
-        expr = expr.strip()
-        while pos < len(expr):
-            m = _TOKEN.match(expr, pos)
-            if not m or m.end() == pos:
-                raise GenError(f"cannot evaluate #if expression: {expr!r}")
-            pos = m.end()
-            if m.group(1) is not None:
-                self.toks.append(("num", int(m.group(1))))
-            elif m.group(2) is not None:
-                self.toks.append(("num", int(m.group(2), 16)))
-            elif m.group(3) is not None:
-                self.toks.append(("id", m.group(3)))
-            else:
-                self.toks.append(("op", m.group(4)))
-        self.i = 0
-        self.macros = macros
-        self.expr = expr
-
-    def peek(self):
-        return self.toks[self.i] if self.i < len(self.toks) else ("end", None)
-
-    def take(self, op=None):
-        t = self.peek()
-        if op is not None and t != ("op", op):
-            raise GenError(f"expected {op!r} in #if expression: {self.expr!r}")
-        self.i += 1
-        return t
-
-    def value(self) -> int:
-        v = self.ternary()
-        if self.peek()[0] != "end":
-            raise GenError(f"trailing text in #if expression: {self.expr!r}")
-        return v
-
-    def ternary(self) -> int:
-        c = self.binary(0)
-        if self.peek() == ("op", "?"):
-            self.take()
-            a = self.ternary()
-            self.take(":")
-            b = self.ternary()
-            return a if c else b
-        return c
-
-    def binary(self, level: int) -> int:
-        if level == len(_BINARY):
-            return self.unary()
-        v = self.binary(level + 1)
-        while self.peek()[0] == "op" and self.peek()[1] in _BINARY[level]:
-            op = self.take()[1]
-            w = self.binary(level + 1)
-            v = {
-                "||": lambda: int(bool(v) or bool(w)), "&&": lambda: int(bool(v) and bool(w)),
-                "|": lambda: v | w, "^": lambda: v ^ w, "&": lambda: v & w,
-                "==": lambda: int(v == w), "!=": lambda: int(v != w),
-                "<": lambda: int(v < w), ">": lambda: int(v > w),
-                "<=": lambda: int(v <= w), ">=": lambda: int(v >= w),
-                "<<": lambda: v << w, ">>": lambda: v >> w,
-                "+": lambda: v + w, "-": lambda: v - w, "*": lambda: v * w,
-                "/": lambda: int(v / w) if w else 0, "%": lambda: v % w if w else 0,
-            }[op]()
-        return v
-
-    def unary(self) -> int:
-        kind, val = self.peek()
-        if kind == "op" and val in ("!", "~", "-", "+"):
-            self.take()
-            v = self.unary()
-            return {"!": int(not v), "~": ~v, "-": -v, "+": v}[val]
-        if kind == "op" and val == "(":
-            self.take()
-            v = self.ternary()
-            self.take(")")
-            return v
-        if kind == "num":
-            self.take()
-            return val
-        if kind == "id":
-            self.take()
-            if val == "defined":
-                paren = self.peek() == ("op", "(")
-                if paren:
-                    self.take()
-                name = self.take()
-                if name[0] != "id":
-                    raise GenError(f"bad defined() in #if expression: {self.expr!r}")
-                if paren:
-                    self.take(")")
-                return int(name[1] in self.macros)
-            if self.peek() == ("op", "("):
-                depth = 0
-                while True:
-                    t = self.take()
-                    if t[0] == "end":
-                        raise GenError(f"unbalanced parentheses in #if: {self.expr!r}")
-                    if t == ("op", "("):
-                        depth += 1
-                    elif t == ("op", ")"):
-                        depth -= 1
-                        if depth == 0:
-                            return 0
-            v = self.macros.get(val)
-            return 1 if (val in self.macros and v is None) else (v or 0)
-        raise GenError(f"cannot evaluate #if expression: {self.expr!r}")
-
-
-# --------------------------------------------------------------------------
-# Header reading
-
-
-class HeaderReader:
-    """Walks mpi.h and the headers it includes from its own directory,
-    keeping the text of the prototype headers that survives the
-    conditionals."""
-
-    def __init__(self, include_dir: str, defines: dict[str, int | None]):
-        self.dir = include_dir
-        self.macros: dict[str, int | None] = dict(defines)
-        if os.path.isfile(os.path.join(include_dir, MPICH_PROTOTYPE_HEADERS[0])):
-            self.prototype_headers = MPICH_PROTOTYPE_HEADERS
-        else:
-            self.prototype_headers = (ENTRY_HEADER,)
-        self.active_text: dict[str, list[str]] = {h: [] for h in self.prototype_headers}
-        self.seen: set[str] = set()
-
-    def read(self):
-        entry = os.path.join(self.dir, ENTRY_HEADER)
-        if not os.path.isfile(entry):
-            raise GenError(f"{entry} not found: is --include-dir an MPI include directory?")
-        self.walk(ENTRY_HEADER)
-        for h in self.prototype_headers:
-            if h not in self.seen:
-                raise GenError(f"{ENTRY_HEADER} in {self.dir} does not include {h}")
-
-    def walk(self, name: str):
-        if name in self.seen:
-            return
-        self.seen.add(name)
-        path = os.path.join(self.dir, name)
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = logical_lines(strip_comments(f.read()))
-        # Each entry: (this branch active, some branch already taken, parent active)
-        stack: list[list[bool]] = []
-        active = True
-        keep = self.active_text.get(name)
-        for line in lines:
-            s = line.strip()
-            if not s.startswith("#"):
-                if active and keep is not None:
-                    keep.append(line)
-                continue
-            m = re.match(r"#\s*(\w+)\s*(.*)$", s)
-            if not m:
-                continue
-            d, rest = m.group(1), m.group(2).strip()
-            if d in ("if", "ifdef", "ifndef"):
-                if not active:
-                    stack.append([False, True, False])
-                else:
-                    cond = self.condition(d, rest)
-                    stack.append([cond, cond, True])
-                    active = cond
-            elif d == "elif":
-                top = self.top(stack, d, name)
-                if top[2] and not top[1] and self.condition("if", rest):
-                    top[0] = top[1] = True
-                else:
-                    top[0] = False
-                active = top[0]
-            elif d == "else":
-                top = self.top(stack, d, name)
-                top[0] = top[2] and not top[1]
-                top[1] = True
-                active = top[0]
-            elif d == "endif":
-                self.top(stack, d, name)
-                stack.pop()
-                active = stack[-1][0] if stack else True
-            elif not active:
-                continue
-            elif d == "define":
-                dm = re.match(r"([A-Za-z_]\w*)(\(?)\s*(.*)$", rest)
-                if dm:
-                    value = None
-                    if not dm.group(2):
-                        num = re.fullmatch(r"\(?\s*(\d+)[uUlL]*\s*\)?", dm.group(3).strip())
-                        value = int(num.group(1)) if num else None
-                    self.macros[dm.group(1)] = value
-            elif d == "undef":
-                self.macros.pop(rest.split()[0] if rest else "", None)
-            elif d == "include":
-                im = re.match(r'["<]([^">]+)[">]', rest)
-                if im and os.path.isfile(os.path.join(self.dir, im.group(1))):
-                    self.walk(im.group(1))
-        if stack:
-            raise GenError(f"{path}: unterminated #if")
-
-    @staticmethod
-    def top(stack, d, name):
-        if not stack:
-            raise GenError(f"{name}: #{d} without #if")
-        return stack[-1]
-
-    def condition(self, d: str, rest: str) -> bool:
-        if d == "ifdef":
-            return rest.split()[0] in self.macros
-        if d == "ifndef":
-            return rest.split()[0] not in self.macros
-        return bool(CondEval(rest, self.macros).value())
-
-
-# --------------------------------------------------------------------------
-# Prototypes
-
-
-def split_statements(text: str) -> list[str]:
-    """Top-level declarations, split at ';' outside parentheses and braces."""
-    out, cur, depth = [], [], 0
-    for c in text:
-        if c in "({[":
-            depth += 1
-        elif c in ")}]":
-            depth -= 1
-        if c == ";" and depth == 0:
-            out.append(" ".join("".join(cur).split()))
-            cur = []
-        else:
-            cur.append(c)
-    return out
-
-
-def matching_paren(s: str, open_idx: int) -> int:
-    depth = 0
-    for i in range(open_idx, len(s)):
-        if s[i] == "(":
-            depth += 1
-        elif s[i] == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-    raise GenError(f"unbalanced parentheses in: {s}")
-
-
-def split_params(params: str) -> list[str]:
-    out, cur, depth = [], [], 0
-    for c in params:
-        if c in "([":
-            depth += 1
-        elif c in ")]":
-            depth -= 1
-        if c == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(c)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return out
-
-
-# Words that can end a type without being a parameter name.
-TYPE_WORDS = {
-    "void", "char", "short", "int", "long", "float", "double", "signed", "unsigned",
-    "_Bool", "bool", "const", "volatile", "restrict", "__restrict", "struct", "enum", "union",
-}
-QUALIFIERS = {"const", "volatile", "restrict", "__restrict", "struct", "enum", "union"}
-
-
-def parse_param(text: str, index: int) -> dict:
-    """Splits one parameter into its type and name, naming unnamed ones."""
-    text = " ".join(text.split())
-    if text == "...":
-        return {"decl": "...", "type": "...", "name": None}
-    # Function pointer parameter: T (*name)(args)
-    fp = re.match(r"^(.*?\(\s*\*\s*)([A-Za-z_]\w*)?(\s*\).*)$", text)
-    if fp and "(" in text:
-        name = fp.group(2) or f"arg{index}"
-        decl = fp.group(1) + name + fp.group(3)
-        return {"decl": decl, "type": fp.group(1) + fp.group(3), "name": name}
-    arrays = ""
-    am = re.search(r"(\s*\[[^\]]*\])+$", text)
-    if am:
-        arrays = am.group(0).strip()
-        text = text[:am.start()].rstrip()
-    words = IDENT.findall(text)
-    last = re.search(r"([A-Za-z_]\w*)$", text)
-    core = [w for w in words if w not in QUALIFIERS]
-    named = bool(last) and last.group(1) not in TYPE_WORDS and (
-        len(core) >= 2 or text[:last.start()].rstrip().endswith("*"))
-    if named:
-        name = last.group(1)
-        type_text = text[:last.start()].rstrip()
-    else:
-        name = f"arg{index}"
-        type_text = text
-    sep = "" if type_text.endswith("*") else " "
-    decl = f"{type_text}{sep}{name}{arrays}"
-    return {"decl": decl, "type": (type_text + (" " + arrays if arrays else "")).strip(),
-            "name": name}
-
-
-PROTO = re.compile(r"^(?P<ret>[A-Za-z_][\w\s\*]*?)\s*\b(?P<name>MPI_\w+)\s*\(")
-PPROTO = re.compile(r"^[A-Za-z_][\w\s\*]*?\s*\bPMPI_(\w+)\s*\(")
-# What may follow the parameter list: attribute macros, with arguments or not.
-TRAILER = re.compile(r"^(?:\s*[A-Za-z_]\w*(?:\s*\([^()]*\))?)*\s*$")
-
-
-def parse_prototypes(reader: HeaderReader):
-    functions: dict[str, dict] = {}
-    pmpi: set[str] = set()
-    for header in reader.prototype_headers:
-        for stmt in split_statements("\n".join(reader.active_text[header])):
-            stmt = stmt.strip()
-            while stmt.startswith("}"):
-                stmt = stmt[1:].strip()
-            for macro in EXPORT_MACROS:
-                if re.match(macro + r"\b", stmt):
-                    stmt = stmt[len(macro):].strip()
-            if not stmt or stmt.startswith("typedef") or stmt.startswith("extern"):
-                continue
-            pm = PPROTO.match(stmt)
-            if pm:
-                pmpi.add("MPI_" + pm.group(1))
-                continue
-            m = PROTO.match(stmt)
-            if not m:
-                continue
-            ret = " ".join(m.group("ret").split())
-            name = m.group("name")
-            if ret.split()[0] in ("static", "inline"):
-                continue
-            open_idx = m.end() - 1
-            close_idx = matching_paren(stmt, open_idx)
-            trailer = stmt[close_idx + 1:]
-            if not TRAILER.match(trailer):
-                raise GenError(f"{header}: unexpected text after the parameters of {name}: "
-                               f"{trailer.strip()!r}")
-            raw = stmt[open_idx + 1:close_idx].strip()
-            params = [] if raw in ("", "void") else [
-                parse_param(p, i + 1) for i, p in enumerate(split_params(raw))]
-            varargs = bool(params) and params[-1]["decl"] == "..."
-            if varargs and len(params) == 1:
-                raise GenError(f"{header}: {name} has only '...' parameters")
-            if name in functions:
-                # Declared twice (possible across headers): the declarations
-                # must agree, or the build would not compile anyway.
-                if [p["type"] for p in functions[name]["parameters"]] != [p["type"] for p in params]:
-                    raise GenError(f"{name} is declared twice with different parameters")
-                continue
-            functions[name] = {
-                "name": name,
-                "return_type": ret,
-                "parameters": params,
-                "varargs": varargs,
-                "header": header,
-            }
-    return functions, pmpi
 
 
 # --------------------------------------------------------------------------
@@ -565,10 +127,11 @@ def library_pmpi(library: str, nm: str) -> set[str]:
 CPP_HEAD = """\
 // Generated by gen_wrappers.py from {headers}; do not edit.
 //
-// One pass-through per MPI function that no hand-written wrapper in
-// translators/mpi/intercept defines: with the interceptor preloaded every
-// MPI call of the application enters this library, and these forward to the
-// PMPI_ entry point with the caller's arguments, unchanged.
+// One pass-through per MPI function that no wrapper reports (by hand in
+// translators/mpi/intercept, or generated from wrappers.tsv): with the
+// interceptor preloaded every MPI call of the application enters this
+// library, and these forward to the PMPI_ entry point with the caller's
+// arguments, unchanged.
 //
 // Names are parenthesised so that a function-like macro of the same name
 // cannot expand here (mpi.h implements some calls as macros, e.g. the
@@ -611,6 +174,9 @@ def main(argv=None) -> int:
     ap.add_argument("--define", action="append", default=[],
                     help="NAME[=VALUE]: a macro defined before the headers are read")
     ap.add_argument("--hand-written", nargs="*", default=[])
+    ap.add_argument("--table", required=True, help="wrappers.tsv")
+    ap.add_argument("--calls", required=True, help="the call table (mpi_events.h)")
+    ap.add_argument("--out-reporting", required=True)
     ap.add_argument("--out-cpp", required=True)
     ap.add_argument("--out-json", required=True)
     args = ap.parse_args(argv)
@@ -643,6 +209,18 @@ def main(argv=None) -> int:
                 "hand-written wrappers for functions the MPI headers do not declare: " +
                 ", ".join(f"{n} ({by_hand[n]})" for n in unknown))
         pmpi_lib = library_pmpi(args.library, args.nm)
+        headers = " and ".join(prototype_headers)
+        reporting, from_table = reporting_source(
+            functions, pmpi_declared, read_table(args.table), read_events(args.calls),
+            mpi_version, headers, os.path.basename(args.table), os.path.basename(args.calls))
+        both = sorted(set(from_table) & set(by_hand))
+        if both:
+            raise GenError("written by hand and generated from the table: " +
+                           ", ".join(f"{n} ({by_hand[n]}, {from_table[n]})" for n in both))
+        unlinkable = sorted(n for n in from_table if "P" + n not in pmpi_lib)
+        if unlinkable:
+            raise GenError(f"{args.library} does not define the PMPI_ entry points of the "
+                           f"generated wrappers of {', '.join(unlinkable)}")
     except GenError as e:
         print(f"gen_wrappers.py: error: {e}", file=sys.stderr)
         return 1
@@ -654,6 +232,9 @@ def main(argv=None) -> int:
         if name in by_hand:
             f["wrapper"] = "hand-written"
             f["file"] = by_hand[name]
+        elif name in from_table:
+            f["wrapper"] = "reporting"
+            f["file"] = from_table[name]
         elif name not in pmpi_declared:
             f["wrapper"] = "none"
             f["reason"] = f"the headers declare no P{name}"
@@ -661,16 +242,16 @@ def main(argv=None) -> int:
             f["wrapper"] = "none"
             f["reason"] = f"{library_name} does not define P{name}"
         else:
-            f["wrapper"] = "generated"
+            f["wrapper"] = "pass-through"
             generated.append(f)
 
-    headers = " and ".join(prototype_headers)
     cpp = CPP_HEAD.format(headers=headers) + "\n".join(wrapper(f) for f in generated) + \
         "\n}  // extern \"C\"\n"
     counts = {
         "functions": len(functions),
         "hand_written": sum(f["wrapper"] == "hand-written" for f in functions.values()),
-        "generated": len(generated),
+        "reporting": len(from_table),
+        "pass_through": len(generated),
         "not_wrapped": sum(f["wrapper"] == "none" for f in functions.values()),
     }
     doc = {
@@ -692,6 +273,7 @@ def main(argv=None) -> int:
             for f in (functions[n] for n in sorted(functions))
         ],
     }
+    write_file(args.out_reporting, reporting)
     write_file(args.out_cpp, cpp)
     write_file(args.out_json, json.dumps(doc, indent=1) + "\n")
     return 0

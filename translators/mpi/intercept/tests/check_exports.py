@@ -97,9 +97,11 @@ def main() -> int:
             print(f"FAIL: the interceptor exports MPI_ functions the headers do not declare:\n"
                   f"{listing(unknown)}")
             failed = True
-        hand = sum(x["wrapper"] == "hand-written" for x in doc["functions"])
-        print(f"{args.functions}: {len(known)} declared, {hand} hand-written, "
-              f"{len(wrapped) - hand} generated, {len(known) - len(wrapped)} not wrapped")
+        counts = {w: sum(x["wrapper"] == w for x in doc["functions"])
+                  for w in ("hand-written", "reporting", "pass-through")}
+        print(f"{args.functions}: {len(known)} declared, {counts['hand-written']} hand-written, "
+              f"{counts['reporting']} reporting wrappers generated, {counts['pass-through']} "
+              f"pass-throughs, {len(known) - len(wrapped)} not wrapped")
 
     if not failed:
         print(f"OK: all {len(must)} MPI functions of libmpich are exported by the interceptor")
