@@ -3,7 +3,7 @@
 
 Counts what the tool processes send each other (messages, bytes, per tool,
 tree depth, per-tool memory, critical-path latency) for N ranks running a
-communication pattern, as the vclock engine (modules/vclock) does it with
+communication pattern, as the vclock engine (engines/vclock) does it with
 whole clocks ("today") and with differential clocks ("today+diff", the
 default), as it did with full 8-byte clocks, and with an encoding not built,
 and compares one all-to-all with an MPI_Allgather of one integer per rank as

@@ -3,7 +3,7 @@
 
 Runs a pattern of bench/scale/pattern.c with real vector clocks, following
 the clock rules (docs/clock-rules.md) and the vclock engine's messages
-(modules/vclock), and records every message between tools with the clock
+(engines/vclock), and records every message between tools with the clock
 it carries. Each message's size per variant is then computed from the
 clocks themselves: which entries changed since the last clock sent on the
 same pair, which are non-zero, by how much they grew. model.py works the

@@ -282,7 +282,7 @@ TEST_CASE("launcher flow: a clean run", "[launcher][flow]") {
   CHECK(at("--session").rfind(f.dir.path + "/tmp/vcx-", 0) == 0);
   CHECK(at("--plugin-dir") == f.dir.path + "/plugins");
   CHECK(at("--translators") == "mpi");
-  CHECK(at("--modules") == "vclock");
+  CHECK(at("--modules") == "<none>");  // the engine is always loaded, and no module
   CHECK(std::find(args.begin(), args.end(), "--no-stall") == args.end());
   CHECK(std::find(args.begin(), args.end(), "--no-shmem-flags") == args.end());
   CHECK_FALSE(contains(f.file("args-0"), token));
@@ -318,7 +318,7 @@ TEST_CASE("launcher flow: tracing and module options reach the tools", "[launche
   const std::string trace = f.dir.path + "/traces/run1";
   CHECK(fs::is_directory(trace));
   const std::string args = f.file("args-1");
-  CHECK(contains(args, "--modules\nvclock,trace,race\n"));
+  CHECK(contains(args, "--modules\ntrace,race\n"));
   CHECK(contains(args, "--option\ntrace.dir=" + trace + "\n"));
   CHECK(contains(args, "--stall\nnever\n"));  // --no-stall is --stall never
   CHECK(contains(args, "--no-shmem-flags\n"));

@@ -15,6 +15,9 @@
 #include "support/temp_dir.h"
 
 using namespace vcx::launcher;
+using vcx::session::Channel;
+using vcx::session::Stall;
+using vcx::session::Transport;
 namespace fs = std::filesystem;
 
 namespace {
@@ -277,14 +280,14 @@ TEST_CASE("launcher commands: the two jobs", "[launcher]") {
   auto tool = tool_command(plan, "/tmp/vcx-abc");
   CHECK(tool == std::vector<std::string>{"/usr/bin/mpiexec.mpich", "-n", "3", "/p/bin/vcx-toolproc",
                                          "--session", "/tmp/vcx-abc", "--plugin-dir", "/p/lib/vcx",
-                                         "--translators", "mpi", "--modules", "vclock"});
+                                         "--translators", "mpi"});
 
   plan.trace_dir = "/abs/trace";
   plan.options.trace_dir = "trace";
-  plan.options.stall = "waits";
+  plan.options.stall = Stall::Waits;
   plan.options.extra_modules = {"race"};
   tool = tool_command(plan, "/tmp/vcx-abc");
-  CHECK(contains(tool, "vclock,trace,race"));
+  CHECK(contains(tool, "trace,race"));
   CHECK(contains(tool, "trace.dir=/abs/trace"));
   // One node: the tools start through the session directory, without MPI.
   CHECK(std::find(tool.begin(), tool.end(), "--mpi-start") == tool.end());

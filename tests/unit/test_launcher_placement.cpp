@@ -14,6 +14,9 @@
 #include "support/temp_dir.h"
 
 using namespace vcx::launcher;
+using vcx::session::Channel;
+using vcx::session::Stall;
+using vcx::session::Transport;
 namespace fs = std::filesystem;
 
 namespace {
@@ -180,21 +183,21 @@ TEST_CASE("launcher settings: new flags and their errors", "[launcher]") {
   CHECK(r.options.hostfile == "hosts");
   CHECK(r.options.ppn == 2);
   CHECK(r.options.placement == "split");
-  CHECK(r.options.channel == "tcp");
-  CHECK(r.options.transport == "mpi");
+  CHECK(r.options.channel == Channel::Tcp);
+  CHECK(r.options.transport == Transport::Mpi);
   CHECK(r.options.launcher == LauncherKind::Slurm);
-  CHECK(r.options.on_tool_failure == "continue");
+  CHECK(r.options.on_tool_failure == OnToolFailure::Continue);
   CHECK(r.options.dry_run);
   auto d = parse_command_line({"-n", "2", "./app"});
   REQUIRE(d.ok());
   CHECK(d.options.placement == "none");
-  CHECK(d.options.channel == "shm");
-  CHECK(d.options.transport == "tcp");
+  CHECK(d.options.channel == Channel::Shm);
+  CHECK(d.options.transport == Transport::Tcp);
   CHECK_FALSE(d.options.launcher);
   auto s = parse_command_line({"-n", "2", "--transport", "shm", "./app"});
   REQUIRE(s.ok());
-  CHECK(s.options.transport == "shm");
-  CHECK(d.options.on_tool_failure == "abort");
+  CHECK(s.options.transport == Transport::Shm);
+  CHECK(d.options.on_tool_failure == OnToolFailure::Abort);
 
   const std::pair<std::vector<std::string>, const char*> bad[] = {
       {{"-n", "2", "--channel", "udp", "p"}, "--channel must be one of shm, tcp"},
@@ -222,8 +225,8 @@ TEST_CASE("launcher settings: command line over environment over config file", "
   REQUIRE(f.ok());
   CHECK(f.options.nprocs == 3);
   CHECK(f.options.placement == "shared");
-  CHECK(f.options.channel == "tcp");
-  CHECK(f.options.stall == "never");
+  CHECK(f.options.channel == Channel::Tcp);
+  CHECK(f.options.stall == Stall::Never);
   CHECK(f.options.extra_modules == std::vector<std::string>{"a", "b"});
   // A relative host file is taken from the config file's directory.
   CHECK(f.options.hostfile == dir.at("hosts.txt"));
@@ -235,22 +238,22 @@ TEST_CASE("launcher settings: command line over environment over config file", "
   REQUIRE(e.ok());
   CHECK(e.options.config_file == cfg);
   CHECK(e.options.nprocs == 2);
-  CHECK(e.options.channel == "shm");
-  CHECK(e.options.transport == "mpi");
+  CHECK(e.options.channel == Channel::Shm);
+  CHECK(e.options.transport == Transport::Mpi);
   CHECK(e.options.placement == "shared");
-  CHECK(e.options.stall == "never");
+  CHECK(e.options.stall == Stall::Never);
   // --stall from the environment or the command line wins over the file's
   // --no-stall.
   CHECK(parse_command_line({"--config", cfg, "./app"}, Environment({"VCX_STALL=waits"}))
-            .options.stall == "waits");
+            .options.stall == Stall::Waits);
   CHECK(parse_command_line({"--config", cfg, "--stall", "waits", "./app"}).options.stall ==
-        "waits");
+        Stall::Waits);
 
   // Boolean variables.
   CHECK(parse_command_line({"-n", "1", "p"}, Environment({"VCX_NO_STALL=1"})).options.stall ==
-        "never");
+        Stall::Never);
   CHECK(parse_command_line({"-n", "1", "p"}, Environment({"VCX_NO_STALL=0"}))
-            .options.stall.empty());
+            .options.stall == Stall::Auto);
   CHECK_THAT(parse_command_line({"-n", "1", "p"}, Environment({"VCX_NO_STALL=maybe"})).error,
              Catch::Contains("VCX_NO_STALL must be 1 or 0"));
 
@@ -283,10 +286,10 @@ TEST_CASE("launcher commands: both jobs share the layout; each gets its cores",
           "[launcher][placement]") {
   Plan plan;
   plan.options.nprocs = 3;
-  plan.options.hostfile = "hosts";
+  plan.options.hostfile.emplace("hosts");
   plan.options.ppn = 2;
-  plan.options.channel = "tcp";
-  plan.options.transport = "mpi";
+  plan.options.channel = Channel::Tcp;
+  plan.options.transport = Transport::Mpi;
   plan.paths.mpiexec = "mpiexec.mpich";
   plan.paths.toolproc = "vcx-toolproc";
   plan.paths.plugin_dir = "plugins";
@@ -458,10 +461,10 @@ TEST_CASE("launcher settings: plugin options go to every tool", "[launcher]") {
 TEST_CASE("launcher settings: how blocking MPI calls wait", "[launcher]") {
   auto d = parse_command_line({"-n", "2", "p"});
   REQUIRE(d.ok());
-  CHECK(d.options.app_yield == "auto");
+  CHECK(d.options.app_yield == std::nullopt);
   auto r = parse_command_line({"-n", "2", "--app-yield", "off", "p"});
   REQUIRE(r.ok());
-  CHECK(r.options.app_yield == "off");
+  CHECK(r.options.app_yield == false);
   auto bad = parse_command_line({"-n", "2", "--app-yield", "sometimes", "p"});
   CHECK_THAT(bad.error, Catch::Contains("app-yield"));
   Plan plan;
@@ -473,8 +476,8 @@ TEST_CASE("launcher settings: how blocking MPI calls wait", "[launcher]") {
   // auto: the tools decide from --shared-core.
   CHECK_FALSE(has(tool_command(plan, "S"), "on"));
   CHECK_FALSE(has(tool_command(plan, "S"), "off"));
-  plan.options.app_yield = "on";
+  plan.options.app_yield = true;
   CHECK(has(tool_command(plan, "S"), "on"));
-  plan.options.app_yield = "off";
+  plan.options.app_yield = false;
   CHECK(has(tool_command(plan, "S"), "off"));
 }

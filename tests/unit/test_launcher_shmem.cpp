@@ -23,7 +23,7 @@ bool contains_run(const std::vector<std::string>& cmd, const std::vector<std::st
 Plan shmem_plan() {
   Plan plan;
   plan.options.nprocs = 4;
-  plan.options.on_tool_failure = "abort";
+  plan.options.on_tool_failure = OnToolFailure::Abort;
   plan.paths.mpiexec = "/usr/bin/mpiexec.mpich";
   plan.paths.toolproc = "/opt/vcx/bin/vcx-toolproc";
   plan.paths.plugin_dir = "/opt/vcx/lib/vcx";

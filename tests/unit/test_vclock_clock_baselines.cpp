@@ -1,9 +1,9 @@
 // Which pairs keep baselines for differential clocks, and how much memory
-// they take (modules/vclock/clock_baselines.h).
+// they take (engines/vclock/clock_baselines.h).
 #include <catch2/catch.hpp>
 
-#include "../../modules/vclock/clock_baselines.h"
-#include "../../modules/vclock/vclock_options.h"
+#include "../../engines/vclock/clock_baselines.h"
+#include "../../engines/vclock/vclock_options.h"
 
 using namespace vcx;
 using namespace vcx::vclock;

@@ -1,4 +1,4 @@
-// The layouts clocks travel in between engines (modules/vclock/clock_codec.h).
+// The layouts clocks travel in between engines (engines/vclock/clock_codec.h).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -7,8 +7,8 @@
 #include <random>
 #include <vector>
 
-#include "../../modules/vclock/clock_codec.h"
-#include "../../modules/vclock/messages.h"
+#include "../../engines/vclock/clock_codec.h"
+#include "../../engines/vclock/messages.h"
 
 using namespace vcx;
 using namespace vcx::vclock;

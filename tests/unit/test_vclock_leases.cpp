@@ -1,4 +1,4 @@
-// Lock leases in the vclock engine (modules/vclock/leases.cpp), black box
+// Lock leases in the vclock engine (engines/vclock/leases.cpp), black box
 // through the built plugin, with the test playing each application's side
 // of its lease table (vcx/channel/lease_table.h) as the MPI interceptor
 // does: a lock nobody else wants is taken again under the lease, a request

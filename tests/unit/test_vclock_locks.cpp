@@ -1,4 +1,4 @@
-// Locks in the vclock engine (Acquire/Release ops, modules/vclock/resources.cpp),
+// Locks in the vclock engine (Acquire/Release ops, engines/vclock/resources.cpp),
 // black box through the built plugin: depositions serve exclusive requests
 // first come first served and grant shared ones whenever no exclusive holder
 // exists, side by side; an exclusive grant carries the last exclusive release

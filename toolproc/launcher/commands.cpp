@@ -1,5 +1,6 @@
 #include "launcher/commands.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <stdexcept>
@@ -28,11 +29,61 @@ void add_hydra_layout(const Plan& plan, std::vector<std::string>& cmd) {
   }
 }
 
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    if (comma > at) out.push_back(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return out;
+}
+
 void append(std::vector<std::string>& cmd, const std::vector<std::string>& more) {
   cmd.insert(cmd.end(), more.begin(), more.end());
 }
 
 }  // namespace
+
+session::ToolArguments tool_arguments(const Plan& plan, const std::string& session_dir) {
+  session::ToolArguments a;
+  a.session_dir = session_dir;
+  a.plugin_dir = plan.paths.plugin_dir;
+  a.translators = split_commas(translators_of(plan.model));
+  a.modules = module_list(plan.options);
+  Options& options = a.plugin_options;
+  if (plan.trace_dir) options.set("trace.dir", *plan.trace_dir);
+  for (const std::string& analysis : plan.options.analyses)
+    options.set(analysis + ".dir", session_dir + "/" + analysis);
+  // In the session directory, which every node sees; vcx-run copies it out.
+  if (plan.matches_record && runs_analysis(plan.options, "matches"))
+    options.set("matches.record", session::file(session_dir, session::kMatchesRecord));
+  if (const auto& mib = plan.options.clock_diff_mib)
+    options.set("vclock.diff-bytes", std::to_string(*mib << 20));
+  // The user's own last: they win over the settings above.
+  for (const std::string& kv : plan.options.plugin_options) {
+    const auto eq = kv.find('=');
+    options.set(kv.substr(0, eq), eq == std::string::npos ? "" : kv.substr(eq + 1));
+  }
+  a.stall = plan.options.stall;
+  if (const auto& n = plan.options.tool_backlog) a.max_backlog = *n;
+  a.shmem_flags = plan.options.shmem_flags;
+  a.shared_core = tools_share_app_cores(plan.placement);
+  a.app_yield = plan.options.app_yield;
+  if (const auto& ns = plan.options.tool_spin_ns) a.spin_ns = *ns;
+  if (const auto& ns = plan.options.app_spin_ns) a.app_spin_ns = static_cast<std::uint32_t>(*ns);
+  a.progress = plan.progress;
+  a.channel = plan.options.channel;
+  a.transport = plan.options.transport;
+  // Several nodes: the start-up exchange goes over MPI, not through files
+  // a shared file system may show late.
+  if (plan.spans_nodes) {
+    a.bind_host = "0.0.0.0";
+    a.mpi_start = true;
+  }
+  return a;
+}
 
 std::vector<std::string> tool_command(const Plan& plan, const std::string& session_dir) {
   // The tool job is always an MPICH job, whoever starts the application.
@@ -41,36 +92,8 @@ std::vector<std::string> tool_command(const Plan& plan, const std::string& sessi
   cmd.push_back("-n");
   cmd.push_back(std::to_string(plan.options.nprocs));
   append(cmd, binding_args(LauncherKind::Hydra, plan.placement.tool_cores, plan.options.nprocs));
-  append(cmd, {plan.paths.toolproc, "--session", session_dir, "--plugin-dir",
-               plan.paths.plugin_dir, "--translators",
-               translators_of(plan.model), "--modules",
-               join(module_list(plan.options), ",")});
-  if (plan.trace_dir) {
-    cmd.push_back("--option");
-    cmd.push_back("trace.dir=" + *plan.trace_dir);
-  }
-  for (const std::string& analysis : plan.options.analyses)
-    append(cmd, {"--option", analysis + ".dir=" + session_dir + "/" + analysis});
-  // In the session directory, which every node sees; vcx-run copies it out.
-  if (plan.matches_record && runs_analysis(plan.options, "matches"))
-    append(cmd, {"--option", "matches.record=" + session::file(session_dir, session::kMatchesRecord)});
-  if (const auto& mib = plan.options.clock_diff_mib)
-    append(cmd, {"--option", "vclock.diff-bytes=" + std::to_string(*mib << 20)});
-  for (const std::string& kv : plan.options.plugin_options) append(cmd, {"--option", kv});
-  if (!plan.options.stall.empty()) append(cmd, {"--stall", plan.options.stall});
-  if (const auto& n = plan.options.tool_backlog)
-    append(cmd, {"--max-backlog", std::to_string(*n)});
-  if (plan.options.shmem_flags == "off") cmd.push_back("--no-shmem-flags");
-  if (tools_share_app_cores(plan.placement)) cmd.push_back("--shared-core");
-  if (plan.options.app_yield != "auto") append(cmd, {"--app-yield", plan.options.app_yield});
-  if (const auto& ns = plan.options.tool_spin_ns) append(cmd, {"--spin-ns", std::to_string(*ns)});
-  if (const auto& ns = plan.options.app_spin_ns) append(cmd, {"--app-spin-ns", std::to_string(*ns)});
-  if (plan.progress) cmd.push_back("--progress");
-  if (plan.options.channel != "shm") append(cmd, {"--channel", plan.options.channel});
-  if (plan.options.transport != "tcp") append(cmd, {"--transport", plan.options.transport});
-  // Several nodes: the start-up exchange goes over MPI, not through files
-  // a shared file system may show late.
-  if (plan.spans_nodes) append(cmd, {"--bind", "0.0.0.0", "--mpi-start"});
+  cmd.push_back(plan.paths.toolproc);
+  append(cmd, tool_arguments(plan, session_dir).to_argv());
   return cmd;
 }
 
@@ -208,7 +231,8 @@ Environment app_environment(const Environment& base, const std::string& session_
                             const std::string& token, const LaunchOptions& options) {
   Environment env = base;
   // The interceptor reads what to do when its tool fails from here.
-  env.set("VCX_ON_TOOL_FAILURE", options.on_tool_failure);
+  env.set("VCX_ON_TOOL_FAILURE",
+          std::string(session::name_of(options.on_tool_failure, kOnToolFailureNames)));
   env.set("VCX_SESSION_DIR", session_dir);
   env.set("VCX_SESSION_TOKEN", token);
   // The interceptor of each rank applies the matches forced on it.

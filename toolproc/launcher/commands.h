@@ -16,6 +16,8 @@ namespace vcx::launcher {
 // several nodes without one.
 bool spans_nodes(const LaunchOptions& options, const Environment& env, std::string* error);
 
+// What every tool of the run is told (its command line: to_argv()).
+session::ToolArguments tool_arguments(const Plan& plan, const std::string& session_dir);
 std::vector<std::string> tool_command(const Plan& plan, const std::string& session_dir);
 std::vector<std::string> app_command(const Plan& plan, const std::string& preload);
 // The interceptor of the program's model.

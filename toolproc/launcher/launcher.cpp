@@ -42,12 +42,11 @@ namespace {
 
 // The tools load modules by name from the plugin directory; a name without
 // a file there is a usage error, said once here rather than by every tool.
-// vclock is the exchange engine, a plugin of another kind.
 std::optional<std::string> check_modules(const LaunchOptions& options,
                                          const std::string& plugin_dir) {
   for (const auto& name : module_list(options)) {
     const std::string file = plugin_dir + "/" + plugin_file_name(PluginKind::Module, name);
-    if (name == "vclock" || ::access(file.c_str(), R_OK) == 0) continue;
+    if (::access(file.c_str(), R_OK) == 0) continue;
     const std::vector<std::string> available = available_plugins(plugin_dir, PluginKind::Module);
     return "--modules: there is no module '" + name + "' (no " + file + "); available: " +
            (available.empty() ? "none" : join(available, ", "));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "launcher/paths.h"
+#include "session/tool_arguments.h"
 
 namespace vcx::launcher {
 
@@ -19,6 +20,12 @@ inline constexpr int kExitNotFound = 127;    // the program cannot be run
 
 // Who starts the application job.
 enum class LauncherKind { Hydra, Slurm, OpenMpi };
+
+// What vcx-run does when a tool process fails: stop the run (exit 70), or
+// let the application finish with the analysis stopped.
+enum class OnToolFailure : std::uint8_t { Abort, Continue };
+inline constexpr session::Spelling<OnToolFailure> kOnToolFailureNames[] = {
+    {OnToolFailure::Abort, "abort"}, {OnToolFailure::Continue, "continue"}};
 
 // A further program of an MPMD launch ("vcx-run -n 2 ./a : -n 1 ./b"): its
 // ranks follow the earlier programs' in MPI_COMM_WORLD.
@@ -40,9 +47,9 @@ struct LaunchOptions {
   std::vector<std::string> launcher_args;                    // --launcher-args '...
   std::optional<std::string> trace_dir;  // as given
   bool view = false;                     // write trace_dir/view.html after the run
-  // never | waits, or empty: the tools choose (never, unless an analysis
-  // needs the application to wait at every wait).
-  std::string stall;
+  // Auto: the tools choose (never, unless an analysis needs the
+  // application to wait at every wait).
+  session::Stall stall = session::Stall::Auto;
   bool keep_session = false;
   bool verbose = false;
   bool help = false;
@@ -67,12 +74,14 @@ struct LaunchOptions {
   std::optional<std::string> hosts;        // -hosts a,b: hydra host list, for both jobs
   int ppn = 0;                             // ranks per node, 0: the launcher's default
   std::string placement = "none";          // none | split | shared | a placement file
-  std::string channel = "shm";             // application ↔ tool: shm | tcp
-  std::string transport = "tcp";           // tool ↔ tool: tcp | shm | mpi
+  session::Channel channel = session::Channel::Shm;
+  session::Transport transport = session::Transport::Tcp;
   std::optional<LauncherKind> launcher;    // nullopt: detect
-  std::string on_tool_failure = "abort";   // abort | continue
-  std::string shmem_flags = "on";          // on | off: register OpenSHMEM flag writes
-  std::string app_yield = "auto";          // auto | on | off: blocking MPI calls yield the core
+  OnToolFailure on_tool_failure = OnToolFailure::Abort;
+  bool shmem_flags = true;                 // register OpenSHMEM flag writes (on | off)
+  // Blocking MPI calls yield the core (on | off); nullopt (auto): where
+  // tools share the application's cores.
+  std::optional<bool> app_yield;
   // Polling before sleeping (ns): the idle tool, and the application waiting
   // for its tool; nullopt: the tool's defaults.
   std::optional<std::uint64_t> tool_spin_ns;
@@ -116,8 +125,9 @@ inline bool runs_analysis(const LaunchOptions& o, const std::string& name) {
   return false;
 }
 
-// The tool modules to load: vclock, trace when tracing, the analyses, then
-// --modules, without duplicates.
+// The tool modules to load: trace when tracing, the analyses, then
+// --modules, without duplicates and without the exchange engine (a plugin
+// of its own kind, always loaded: --modules may name it, to no effect).
 std::vector<std::string> module_list(const LaunchOptions& options);
 
 // A duration in seconds from the environment ("60", "0.5"); nullopt when

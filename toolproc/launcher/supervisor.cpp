@@ -436,7 +436,9 @@ class Supervisor {
     return code;
   }
 
-  bool continue_on_tool_failure() const { return plan_.options.on_tool_failure == "continue"; }
+  bool continue_on_tool_failure() const {
+    return plan_.options.on_tool_failure == OnToolFailure::Continue;
+  }
 
   int finish(int code) {
     // Tool processes that outlived their mpiexec would keep the session busy.

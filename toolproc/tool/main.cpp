@@ -13,9 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <sstream>
 
-#include <boost/program_options.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -27,128 +25,38 @@
 #include "vcx/session_layout.h"
 #include "vcx/session_rendezvous.h"
 
-namespace po = boost::program_options;
 using vcx::tool::ToolOptions;
 
 namespace {
 
-std::vector<std::string> split_list(const std::vector<std::string>& in) {
-  std::vector<std::string> out;
-  for (const auto& item : in) {
-    std::stringstream ss(item);
-    std::string part;
-    while (std::getline(ss, part, ','))
-      if (!part.empty()) out.push_back(part);
-  }
-  return out;
-}
-
+// Reads the command line into `o`; false with the exit code set when the
+// tool is not to run (--help, or bad arguments).
 bool parse(int argc, char** argv, ToolOptions& o, int& exit_code) {
-  po::options_description desc("vcx-toolproc (started by vcx-run)");
-  std::vector<std::string> translators, modules, options;
-  bool no_shmem_flags = false;
-  desc.add_options()
-      ("help", "this text")
-      ("session", po::value(&o.session_dir)->required(), "session directory")
-      ("plugin-dir", po::value(&o.plugin_dir)->required(), "where plugins live")
-      ("engine", po::value(&o.engine)->default_value("vclock"), "exchange engine plugin")
-      ("translators", po::value(&translators)->multitoken(), "translator plugins (comma separated)")
-      ("modules", po::value(&modules)->multitoken(), "module plugins (comma separated)")
-      ("option", po::value(&options)->multitoken(), "plugin option key=value")
-      ("stall", po::value(&o.stall),
-       "never: the application waits for its tool only when the channel is full or for a "
-       "lock grant; waits: also at every wait (default: never, unless a module needs it)")
-      ("no-shmem-flags", po::bool_switch(&no_shmem_flags),
-       "OpenSHMEM: do not register flag writes; waits merge no writes")
-      ("ring-bytes", po::value(&o.ring_bytes)->default_value(o.ring_bytes), "event ring size")
-      ("max-backlog", po::value(&o.max_backlog)->default_value(o.max_backlog),
-       "calls read ahead of the engine at most; then the tool reads no more until it catches "
-       "up (the channel fills and the application waits)")
-      ("shared-core", po::bool_switch(&o.shared_core),
-       "shares cores with application ranks: poll only while the application waits for an "
-       "answer, and let it sleep at once")
-      ("spin-ns", po::value(&o.spin_ns)->default_value(o.spin_ns),
-       "poll this long when idle before sleeping (ns)")
-      ("app-yield", po::value<std::string>(),
-       "on: the application's blocking MPI calls yield the core between tests of completion; "
-       "off: MPI busy-polls (default: on with --shared-core)")
-      ("app-spin-ns", po::value<std::uint32_t>(),
-       "the application polls this long for an answer before sleeping (ns; default 2000, 0 "
-       "with --shared-core)")
-      ("progress", po::bool_switch(&o.progress), "write progress-<rank> for vcx-run's progress line")
-      ("mpi-start", po::bool_switch(&o.mpi_start),
-       "exchange the start-up information over MPI, not through the session directory")
-      ("bind", po::value(&o.bind_host)->default_value(o.bind_host),
-       "address for peer connections (and the application's, with --channel tcp)")
-      ("channel", po::value(&o.channel)->default_value(o.channel),
-       "application-to-tool channel: shm (shared memory) or tcp")
-      ("transport", po::value(&o.transport)->default_value(o.transport),
-       "tool-to-tool messages: tcp, shm (shared memory on one node, TCP between nodes) or mpi "
-       "(the tool job's own MPI)");
-  try {
-    po::variables_map vm;
-    po::store(po::parse_command_line(argc, argv, desc), vm);
-    if (vm.count("help")) {
+  std::string text;
+  switch (vcx::session::ToolArguments::parse(argc, argv, &o, &text)) {
+    case vcx::session::ToolArguments::Parsed::Ok:
+      break;
+    case vcx::session::ToolArguments::Parsed::Help: {
       // The plugins' own options, from the plugins themselves.
       std::error_code ec;
       const char* env_dir = std::getenv("VCX_PLUGIN_DIR");
       const std::string dir =
-          vm.count("plugin-dir")        ? vm["plugin-dir"].as<std::string>()
+          !o.plugin_dir.empty()         ? o.plugin_dir
           : env_dir && *env_dir != '\0' ? std::string(env_dir)
                                         : (std::filesystem::read_symlink("/proc/self/exe", ec)
                                                .parent_path()
                                                .parent_path() /
                                            "lib" / "vcx")
                                               .string();
-      std::cout << desc << "\nPlugins in " << dir << " and their options (--option name=value):\n"
+      std::cout << text << "\nPlugins in " << dir << " and their options (--option name=value):\n"
                 << vcx::describe_plugins(dir);
       exit_code = 0;
       return false;
     }
-    po::notify(vm);
-    if (o.shared_core) o.app_spin_ns = 0;
-    o.app_yield = o.shared_core;
-    if (vm.count("app-yield")) {
-      const std::string v = vm["app-yield"].as<std::string>();
-      if (v != "on" && v != "off") throw std::runtime_error("--app-yield takes on or off, not '" + v + "'");
-      o.app_yield = v == "on";
-    }
-    o.shmem_flags = !no_shmem_flags;
-    if (!o.stall.empty() && o.stall != "never" && o.stall != "waits")
-      throw std::runtime_error("--stall takes never or waits, not '" + o.stall + "'");
-    if (vm.count("app-spin-ns")) o.app_spin_ns = vm["app-spin-ns"].as<std::uint32_t>();
-  } catch (const std::exception& e) {
-    std::cerr << "vcx-toolproc: " << e.what() << "\n";
-    exit_code = 64;
-    return false;
-  }
-  if (!translators.empty()) o.translators = split_list(translators);
-  for (const auto& m : split_list(modules))
-    if (m != o.engine) o.modules.push_back(m);
-  for (const auto& kv : options) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos) {
-      std::cerr << "vcx-toolproc: --option needs key=value, got '" << kv << "'\n";
+    case vcx::session::ToolArguments::Parsed::Error:
+      std::cerr << "vcx-toolproc: " << text << "\n";
       exit_code = 64;
       return false;
-    }
-    o.plugin_options.set(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  if (o.channel != "shm" && o.channel != "tcp") {
-    std::cerr << "vcx-toolproc: --channel must be shm or tcp, not '" << o.channel << "'\n";
-    exit_code = 64;
-    return false;
-  }
-  if (o.transport != "tcp" && o.transport != "shm" && o.transport != "mpi") {
-    std::cerr << "vcx-toolproc: --transport must be tcp, shm or mpi, not '" << o.transport
-              << "'\n";
-    exit_code = 64;
-    return false;
-  }
-  if (o.ring_bytes < 4096 || (o.ring_bytes & (o.ring_bytes - 1)) != 0) {
-    std::cerr << "vcx-toolproc: --ring-bytes must be a power of two >= 4096\n";
-    exit_code = 64;
-    return false;
   }
   if (const char* t = std::getenv("VCX_SESSION_TOKEN")) o.token = t;
   return true;
@@ -197,7 +105,8 @@ int main(int argc, char** argv) {
   int rank = 0, size = 0;
   const char* pmi_rank = std::getenv("PMI_RANK");
   const char* pmi_size = std::getenv("PMI_SIZE");
-  const bool use_mpi = opts.transport == "mpi" || opts.mpi_start || !pmi_rank || !pmi_size;
+  const bool use_mpi =
+      opts.transport == vcx::session::Transport::Mpi || opts.mpi_start || !pmi_rank || !pmi_size;
   if (use_mpi) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -253,7 +162,7 @@ int main(int argc, char** argv) {
       finalize();
       return 70;
     }
-    if (opts.transport == "tcp" || opts.transport == "shm")
+    if (opts.transport != vcx::session::Transport::Mpi)
       endpoints = gather_endpoints(endpoint, size);
     MPI_Barrier(MPI_COMM_WORLD);
   } else {

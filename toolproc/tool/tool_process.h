@@ -12,6 +12,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "app_connection.h"
+#include "peer_transport.h"
+#include "termination.h"
 #include "tool_options.h"
 #include "vcx/analysis.h"
 #include "vcx/app_listener.h"
@@ -22,14 +25,9 @@
 #include "vcx/exchange.h"
 #include "vcx/plugin.h"
 #include "vcx/plugin_loader.h"
-#include "vcx/shm_transport.h"
-#include "vcx/tcp_transport.h"
 #include "vcx/translator.h"
 
 namespace vcx::tool {
-
-enum class AppState { NeverAttached, Attached, Finalized, Crashed };
-const char* app_state_name(AppState s);
 
 class ToolProcess final : public ToolHost {
  public:
@@ -62,22 +60,15 @@ class ToolProcess final : public ToolHost {
   void reply(std::uint64_t event_seq) override;
   const char* call_name(std::uint8_t model, std::uint16_t call) const override;
   [[noreturn]] void fatal(const std::string& why) override;
-  // The block stays mapped until the tool ends, so recalls that come after
-  // the application finished still find the leases.
-  channel::LeaseTable* app_leases() override {
-    return block_.control ? &block_.control->leases : nullptr;
-  }
+  channel::LeaseTable* app_leases() override { return app_.leases(); }
   bool notes_wanted() const override;
   bool receive_notes_wanted() const override;
   AnalysisLink* analysis_link(const char* module) override;
-  std::int32_t app_pid() const override { return app_pid_; }
+  std::int32_t app_pid() const override { return app_.pid(); }
 
  private:
-  AppListener::Decision admit_app(const channel::AttachHello& hello);
-  void on_app_attached(int fd);
-  void arm_app_read();
-  void arm_app_wait();
-  void arm_app_write();
+  // What an attaching rank is told (AppConnection::Terms).
+  AppConnection::Terms app_terms() const;
   // Reads and translates what the application pushed; `all` reads past a
   // full backlog (the application is gone: nothing is left to hold back).
   bool service_channel(bool all = false);
@@ -89,8 +80,6 @@ class ToolProcess final : public ToolHost {
   void release_early();
   void settle_app();
   void on_control_message(Rank src, std::span<const std::uint8_t> bytes);
-  // Sends Terminate down the tree and stops this tool.
-  void terminate_children();
   void maybe_report_done();
   void maybe_write_progress();
   // Stops the analysis of every tool; `logged`: the reason was logged already.
@@ -104,28 +93,15 @@ class ToolProcess final : public ToolHost {
   Rank rank_;
   std::uint32_t size_;
   asio::io_context io_;
-  std::unique_ptr<ToolTransport> transport_;
-  TcpTransport* tcp_ = nullptr;  // transport_ when it is TCP
-  ShmTransport* shm_ = nullptr;  // transport_ when it is shared memory (and TCP)
+  std::optional<PeerLinks> peers_;
+  ToolTransport* transport_ = nullptr;  // peers_'s
   asio::steady_timer nap_timer_{io_};
   bool nap_pending_ = false;
   // Ends a lazy sleep (the rank does not wake this tool for every call).
   asio::steady_timer lazy_timer_{io_};
   bool lazy_pending_ = false;
-  std::shared_ptr<AppListener> app_listener_;
-  // The attached application's connection: the Unix socket of the shm
-  // channel (wake-up bytes, end of file) or the TCP connection itself.
-  std::unique_ptr<asio::posix::stream_descriptor> app_stream_;
-  std::array<std::uint8_t, 64> wake_buf_{};
-  bool app_wait_armed_ = false;   // tcp: waiting for the connection to be readable
-  bool app_write_armed_ = false;  // tcp: waiting for room for replies
-
-  channel::ChannelBlock block_{};
-  std::optional<channel::Consumer> consumer_;
-  DetachEvent app_account_{};  // tcp: the application's waiting, from its detach
-  AppState app_state_ = AppState::NeverAttached;
+  AppConnection app_{io_, opts_, rank_, size_};
   bool detach_seen_ = false;
-  bool app_eof_ = false;
 
   std::vector<LoadedPlugin> loaded_;
   std::vector<std::unique_ptr<Plugin>> plugins_;
@@ -159,29 +135,14 @@ class ToolProcess final : public ToolHost {
 
   std::uint64_t nap_ns_ = 0;  // current idle nap with a polled transport; 0 when busy
 
-  bool done_sent_ = false;          // this tool's subtree is done (reported to the parent)
-  std::uint32_t children_done_ = 0;  // children in the tree that reported Done
-
   // Analysis messages (vcx/analysis.h): modules send them only before their
-  // tool is done, so the run may end once every one sent has arrived. Each
-  // Done carries its subtree's counts and is sent again when they change.
+  // tool is done, so the run may end once every one sent has arrived.
   class ModuleLink;
   std::vector<std::unique_ptr<ModuleLink>> links_;  // by the id byte their messages start with
   void on_analysis_message(Rank src, std::span<const std::uint8_t> b);
-  struct Counts {
-    std::uint64_t sent = 0, received = 0;
-    bool operator==(const Counts&) const = default;
-  };
-  Counts subtree_counts() const;
-  Counts analysis_counts_;                      // this tool's own
-  std::unordered_map<std::uint32_t, Counts> child_counts_;  // per child in the tree, from its last Done
-  Counts reported_counts_;                      // in the last Done sent
-  bool reported_once_ = false;
-  std::int32_t app_pid_ = 0;
-  std::uint32_t tree_parent_ = 0;    // the parent in the tree (tool 0: itself)
-  bool terminate_ = false;
-  bool aborted_ = false;
-  std::string abort_reason_;
+  Termination::Counts analysis_counts_;  // this tool's own
+  // The end of the run, agreed with the other tools.
+  Termination termination_;
   std::uint64_t stopped_at_ns_ = 0;  // when this tool stopped the analysis (realtime)
 };
 

@@ -3,7 +3,6 @@
 // Exit codes: 0 success, 2 the trace cannot be read (missing, not a trace,
 // other format version, corrupt), 64 the command line is wrong (EX_USAGE).
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -20,6 +19,7 @@
 #include "clock_condition.h"
 #include "html_view.h"
 #include "otf2_export.h"
+#include "record_json.h"
 #include "site_names.h"
 #include "vcx/trace_format.h"
 
@@ -115,121 +115,6 @@ struct DataError {
 void warn(const std::string& what) { std::cerr << "vcx-trace: warning: " << what << "\n"; }
 
 // ------------------------------------------------------------------ output
-
-class JsonLine {
- public:
-  void clear() { s_.clear(); }
-  void raw(std::string_view v) { s_.append(v); }
-  void number(std::uint64_t v) {
-    char b[24];
-    auto r = std::to_chars(b, b + sizeof b, v);
-    s_.append(b, r.ptr);
-  }
-  void hex(std::uint64_t v) {
-    char b[24];
-    auto r = std::to_chars(b, b + sizeof b, v, 16);
-    s_.append("\"0x");
-    s_.append(b, r.ptr);
-    s_.push_back('"');
-  }
-  void string(std::string_view v) {
-    s_.push_back('"');
-    for (unsigned char c : v) {
-      switch (c) {
-        case '"': s_.append("\\\""); break;
-        case '\\': s_.append("\\\\"); break;
-        case '\n': s_.append("\\n"); break;
-        case '\t': s_.append("\\t"); break;
-        case '\r': s_.append("\\r"); break;
-        default:
-          if (c < 0x20) {
-            static const char* digits = "0123456789abcdef";
-            s_.append("\\u00");
-            s_.push_back(digits[c >> 4]);
-            s_.push_back(digits[c & 15]);
-          } else {
-            s_.push_back(static_cast<char>(c));
-          }
-      }
-    }
-    s_.push_back('"');
-  }
-  void write(std::FILE* f) { std::fwrite(s_.data(), 1, s_.size(), f); }
-
- private:
-  std::string s_;
-};
-
-void format_record(JsonLine& j, vcx::Rank rank, const vcx::trace::Record& r,
-                   vcx::trace::SiteNames& sites) {
-  j.clear();
-  j.raw("{\"rank\":");
-  j.number(rank.value);
-  j.raw(",\"seq\":");
-  j.number(r.seq);
-  j.raw(",\"event\":");
-  j.number(r.event);
-  j.raw(",\"call\":");
-  j.string(r.call);
-  if (!r.peers.empty()) {
-    j.raw(",\"peers\":[");
-    for (std::size_t i = 0; i < r.peers.size(); ++i) {
-      if (i) j.raw(",");
-      j.number(r.peers[i].value);
-    }
-    j.raw("]");
-  }
-  if (r.group.value != 0) {
-    j.raw(",\"group\":");
-    j.hex(r.group.value);
-  }
-  if (r.queue != vcx::QueueId{}) {
-    j.raw(",\"queue\":[");
-    j.hex(r.queue.a);
-    j.raw(",");
-    j.hex(r.queue.b);
-    j.raw("]");
-  }
-  if (!r.messages.empty()) {
-    j.raw(",\"messages\":[");
-    for (std::size_t i = 0; i < r.messages.size(); ++i) {
-      const vcx::MessageEnd& m = r.messages[i];
-      j.raw(i ? ",{\"" : "{\"");
-      j.raw(m.sent ? "to" : "from");
-      j.raw("\":");
-      j.number(m.peer.value);
-      j.raw(",\"queue\":[");
-      j.hex(m.queue.a);
-      j.raw(",");
-      j.hex(m.queue.b);
-      j.raw("],\"position\":");
-      j.number(m.position);
-      j.raw(",\"bytes\":");
-      j.number(m.bytes);
-      if (m.wildcard) j.raw(",\"wildcard\":true");
-      j.raw("}");
-    }
-    j.raw("]");
-  }
-  if (r.enter_ns) {
-    j.raw(",\"enter_ns\":");
-    j.number(r.enter_ns);
-  }
-  if (r.leave_ns) {
-    j.raw(",\"leave_ns\":");
-    j.number(r.leave_ns);
-  }
-  if (r.call_site) {
-    j.raw(",\"site\":");
-    j.string(sites.name(r.call_site));
-  }
-  j.raw(",\"clock\":[");
-  for (std::size_t i = 0; i < r.clock.size(); ++i) {
-    if (i) j.raw(",");
-    j.number(r.clock[i]);
-  }
-  j.raw("]}\n");
-}
 
 std::string clock_text(const std::vector<vcx::ClockValue>& c) {
   std::string s = "[";
@@ -428,7 +313,7 @@ int run_export(const std::string& dir, std::optional<std::uint32_t> only_rank,
   }
   vcx::trace::Reader reader;
   vcx::trace::Record rec;
-  JsonLine line;
+  std::string line;
   for (const auto& f : t.files) {
     open_rank(reader, f, t);
     vcx::trace::SiteNames sites(dir, f.rank);
@@ -438,8 +323,8 @@ int run_export(const std::string& dir, std::optional<std::uint32_t> only_rank,
         rec.enter_ns = static_cast<std::uint64_t>(lines->enter(f.rank.value, n));
         rec.leave_ns = static_cast<std::uint64_t>(lines->leave(f.rank.value, n));
       }
-      format_record(line, f.rank, rec, sites);
-      line.write(stdout);
+      vcx::trace::record_json_line(f.rank, rec, sites, line);
+      std::fwrite(line.data(), 1, line.size(), stdout);
       ++n;
     }
     std::fflush(stdout);

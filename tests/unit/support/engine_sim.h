@@ -33,7 +33,7 @@
 #include <tuple>
 #include <vector>
 
-#include "../../../modules/vclock/vclock_engine.h"
+#include "../../../engines/vclock/vclock_engine.h"
 #include "vcx/call_program.h"
 #include "vcx/exchange.h"
 #include "vcx/options.h"
