@@ -97,69 +97,79 @@ std::vector<std::string> tool_command(const Plan& plan, const std::string& sessi
   return cmd;
 }
 
+namespace {
+
+// Each starter's part of the application job's command, up to the program.
+// LD_PRELOAD goes to the ranks only: the starters and their daemons are not
+// MPI programs and must not load the interceptor and MPI with it.
+
+// MPICH's hydra: -genv gives the ranks a variable.
+std::vector<std::string> hydra_start(const Plan& plan, const std::string& preload) {
+  std::vector<std::string> cmd{plan.paths.mpiexec};
+  add_hydra_layout(plan, cmd);
+  append(cmd, plan.options.launcher_args);
+  for (const auto& [name, value] : plan.options.app_env) append(cmd, {"-genv", name, value});
+  if (plan.options.prepend_rank) cmd.push_back("-prepend-rank");
+  if (plan.options.bind_to) append(cmd, {"-bind-to", *plan.options.bind_to});
+  append(cmd, {"-genv", "LD_PRELOAD", preload, "-n",
+               std::to_string(plan.options.more_programs.empty() ? plan.options.nprocs
+                                                                 : plan.options.first_nprocs)});
+  append(cmd, binding_args(LauncherKind::Hydra, plan.placement.app_cores, plan.options.nprocs));
+  return cmd;
+}
+
+// Slurm's srun: --export gives the tasks LD_PRELOAD, srun itself does not get it.
+std::vector<std::string> slurm_start(const Plan& plan, const std::string& preload) {
+  std::vector<std::string> cmd{plan.launcher_program, "-n", std::to_string(plan.options.nprocs)};
+  append(cmd, plan.options.launcher_args);
+  if (plan.options.prepend_rank) cmd.push_back("--label");
+  if (plan.options.bind_to) cmd.push_back("--cpu-bind=" + *plan.options.bind_to);
+  if (plan.options.ppn > 0) cmd.push_back("--ntasks-per-node=" + std::to_string(plan.options.ppn));
+  append(cmd, binding_args(LauncherKind::Slurm, plan.placement.app_cores, plan.options.nprocs));
+  std::string exports = "--export=ALL";
+  for (const auto& [name, value] : plan.options.app_env) exports += "," + name + "=" + value;
+  cmd.push_back(exports + ",LD_PRELOAD=" + preload);
+  return cmd;
+}
+
+// Open MPI's oshrun (OpenSHMEM and MPI+OpenSHMEM programs).
+std::vector<std::string> openmpi_start(const Plan& plan, const std::string& preload) {
+  std::vector<std::string> cmd{plan.launcher_program};
+  // oshrun refuses to start as root unless told; vcx-run runs as whoever
+  // calls it, in containers often root.
+  if (plan.as_root) cmd.push_back("--allow-run-as-root");
+  // Like hydra, start as many ranks as asked whatever the core count.
+  cmd.push_back("--oversubscribe");
+  // Open MPI 4.1's rdma one-sided component crashes shmem_finalize in its
+  // memory hooks; UCX's does not.
+  append(cmd, {"--mca", "osc", "ucx"});
+  std::string err;
+  append(cmd, openmpi_hosts(plan.options, &err));
+  if (plan.options.ppn > 0) append(cmd, {"--npernode", std::to_string(plan.options.ppn)});
+  append(cmd, plan.options.launcher_args);
+  for (const auto& [name, value] : plan.options.app_env) append(cmd, {"-x", name + "=" + value});
+  if (plan.options.prepend_rank) cmd.push_back("--tag-output");
+  // -x NAME exports the variable's value to the ranks (only those on this
+  // node inherit the environment); the token stays off the command line.
+  if (!plan.options.forced_matches.empty()) append(cmd, {"-x", "VCX_FORCE_MATCH"});
+  append(cmd, {"-x", "VCX_SESSION_DIR", "-x", "VCX_SESSION_TOKEN", "-x", "VCX_ON_TOOL_FAILURE",
+               "-x", "LD_PRELOAD=" + preload, "-n", std::to_string(plan.options.nprocs)});
+  const int per_node = plan.options.ppn > 0 ? plan.options.ppn : plan.options.nprocs;
+  std::vector<std::string> binding =
+      binding_args(LauncherKind::OpenMpi, plan.placement.app_cores, per_node);
+  if (binding.empty()) binding = {"--bind-to", plan.options.bind_to.value_or("none")};
+  append(cmd, binding);
+  return cmd;
+}
+
+}  // namespace
+
 std::vector<std::string> app_command(const Plan& plan, const std::string& preload) {
-  const std::string n = std::to_string(plan.options.nprocs);
   std::vector<std::string> cmd;
   switch (plan.launcher) {
-    case LauncherKind::Hydra:
-      // LD_PRELOAD goes to the ranks only (-genv): mpiexec and its proxies
-      // are not MPI programs and must not load the interceptor and MPI with it.
-      cmd.push_back(plan.paths.mpiexec);
-      add_hydra_layout(plan, cmd);
-      append(cmd, plan.options.launcher_args);
-      for (const auto& [name, value] : plan.options.app_env) append(cmd, {"-genv", name, value});
-      if (plan.options.prepend_rank) cmd.push_back("-prepend-rank");
-      if (plan.options.bind_to) append(cmd, {"-bind-to", *plan.options.bind_to});
-      append(cmd, {"-genv", "LD_PRELOAD", preload, "-n",
-                   std::to_string(plan.options.more_programs.empty() ? plan.options.nprocs
-                                                                     : plan.options.first_nprocs)});
-      append(cmd, binding_args(LauncherKind::Hydra, plan.placement.app_cores, plan.options.nprocs));
-      break;
-    case LauncherKind::Slurm:
-      // --export: the tasks get LD_PRELOAD, srun itself does not.
-      append(cmd, {plan.launcher_program, "-n", n});
-      append(cmd, plan.options.launcher_args);
-      if (plan.options.prepend_rank) cmd.push_back("--label");
-      if (plan.options.bind_to) cmd.push_back("--cpu-bind=" + *plan.options.bind_to);
-      if (plan.options.ppn > 0) cmd.push_back("--ntasks-per-node=" + std::to_string(plan.options.ppn));
-      append(cmd, binding_args(LauncherKind::Slurm, plan.placement.app_cores, plan.options.nprocs));
-      {
-        std::string exports = "--export=ALL";
-        for (const auto& [name, value] : plan.options.app_env) exports += "," + name + "=" + value;
-        cmd.push_back(exports + ",LD_PRELOAD=" + preload);
-      }
-      break;
-    case LauncherKind::OpenMpi: {
-      cmd.push_back(plan.launcher_program);
-      // oshrun refuses to start as root unless told; vcx-run runs as whoever
-      // calls it, in containers often root.
-      if (plan.as_root) cmd.push_back("--allow-run-as-root");
-      // Like hydra, start as many ranks as asked whatever the core count.
-      cmd.push_back("--oversubscribe");
-      // Open MPI 4.1's rdma one-sided component crashes shmem_finalize in
-      // its memory hooks; UCX's does not.
-      append(cmd, {"--mca", "osc", "ucx"});
-      {
-        std::string err;
-        append(cmd, openmpi_hosts(plan.options, &err));
-      }
-      if (plan.options.ppn > 0) append(cmd, {"--npernode", std::to_string(plan.options.ppn)});
-      append(cmd, plan.options.launcher_args);
-      for (const auto& [name, value] : plan.options.app_env) append(cmd, {"-x", name + "=" + value});
-      if (plan.options.prepend_rank) cmd.push_back("--tag-output");
-      // -x NAME exports the variable's value to the ranks (only those on
-      // this node inherit the environment); the token stays off the command
-      // line. LD_PRELOAD goes to the ranks only, not to oshrun's daemons.
-      if (!plan.options.forced_matches.empty()) append(cmd, {"-x", "VCX_FORCE_MATCH"});
-      append(cmd, {"-x", "VCX_SESSION_DIR", "-x", "VCX_SESSION_TOKEN", "-x",
-                   "VCX_ON_TOOL_FAILURE", "-x", "LD_PRELOAD=" + preload, "-n", n});
-      const int per_node = plan.options.ppn > 0 ? plan.options.ppn : plan.options.nprocs;
-      std::vector<std::string> binding =
-          binding_args(LauncherKind::OpenMpi, plan.placement.app_cores, per_node);
-      if (binding.empty()) binding = {"--bind-to", plan.options.bind_to.value_or("none")};
-      append(cmd, binding);
-      break;
-    }
+    case LauncherKind::Hydra: cmd = hydra_start(plan, preload); break;
+    case LauncherKind::Slurm: cmd = slurm_start(plan, preload); break;
+    case LauncherKind::OpenMpi: cmd = openmpi_start(plan, preload); break;
   }
   cmd.push_back(plan.program);
   cmd.insert(cmd.end(), plan.options.program_args.begin(), plan.options.program_args.end());

@@ -86,215 +86,150 @@ const std::uint64_t* ids_of(const MPI_Request* saved, int n) {
   return v.data();
 }
 
+// What every Wait/Test call does around MPI: a replay's stand-ins replace
+// forced persistent receives for the call (forced_matches.h); the handles
+// and their ids are kept from before it (MPI resets non-persistent ones);
+// once MPI returned success, `done(saved, ids, st)` adds what completed and
+// the call is reported. `pmpi(used, st, yield)` is the MPI call on `used`
+// with statuses `st`; `yield`: wait by testing while yielding the core.
+// `one_status`: the call takes one status (Wait, Test, the "any" forms),
+// not an array of them.
+template <class F, class D>
+int completion(Call call, MPI_Request* requests, int count, MPI_Status* statuses,
+               bool one_status, F&& pmpi, D&& done) {
+  const vcx::intercept::CallEntry entered;  // the event is sent after the call
+  Runtime& rt = runtime();
+  if (!rt.active()) {
+    // A forced persistent receive's stand-in outlives the analysis.
+    MPI_Request* used = forced_matches().substitute(requests, count);
+    const int rc = pmpi(used, statuses, false);
+    forced_matches().restore(requests, used, count);
+    return rc;
+  }
+  MPI_Request* saved = save(requests, count);
+  const std::uint64_t* ids = ids_of(saved, count);
+  MPI_Status local;
+  MPI_Status* st = !one_status                    ? status_array(statuses, count)
+                   : statuses == MPI_STATUS_IGNORE ? &local
+                                                   : statuses;
+  MPI_Request* used = forced_matches().substitute(requests, count);
+  const int rc = pmpi(used, st, rt.yields());
+  forced_matches().restore(requests, used, count);
+  if (rc != MPI_SUCCESS) return rc;
+  t_done.clear();
+  done(saved, ids, st);
+  report(call);
+  return rc;
+}
+
+// The requests a Waitsome or Testsome completed.
+void add_some(const MPI_Request* saved, const std::uint64_t* ids, int outcount,
+              const int* indices, const MPI_Status* st) {
+  if (outcount == MPI_UNDEFINED) return;
+  for (int i = 0; i < outcount; ++i) add(saved[indices[i]], ids[indices[i]], &st[i]);
+}
+
 }  // namespace
 
 extern "C" {
 
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-  const vcx::intercept::CallEntry entered;  // the event is sent after the call
-  Runtime& rt = runtime();
-  if (!rt.active()) {
-    // A forced persistent receive's stand-in outlives the analysis.
-    MPI_Request* used = forced_matches().substitute(request, 1);
-    const int rc = PMPI_Wait(used, status);
-    forced_matches().restore(request, used, 1);
-    return rc;
-  }
-  const MPI_Request saved = *request;
-  const std::uint64_t id = rt.request_id(saved);
-  MPI_Status local;
-  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  MPI_Request* used = forced_matches().substitute(request, 1);
-  const int rc = rt.yields()
-                     ? test_yielding([&](int* flag) { return PMPI_Test(used, flag, st); })
+  return completion(
+      Call::Wait, request, 1, status, true,
+      [&](MPI_Request* used, MPI_Status* st, bool yield) {
+        return yield ? test_yielding([&](int* flag) { return PMPI_Test(used, flag, st); })
                      : PMPI_Wait(used, st);
-  forced_matches().restore(request, used, 1);
-  if (rc != MPI_SUCCESS) return rc;
-  t_done.clear();
-  add(saved, id, st);
-  report(Call::Wait);
-  return rc;
+      },
+      [&](const MPI_Request* saved, const std::uint64_t* ids, const MPI_Status* st) {
+        add(saved[0], ids[0], st);
+      });
 }
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  const vcx::intercept::CallEntry entered;  // the event is sent after the call
-  Runtime& rt = runtime();
-  if (!rt.active()) {
-    // A forced persistent receive's stand-in outlives the analysis.
-    MPI_Request* used = forced_matches().substitute(request, 1);
-    const int rc = PMPI_Test(used, flag, status);
-    forced_matches().restore(request, used, 1);
-    return rc;
-  }
-  const MPI_Request saved = *request;
-  const std::uint64_t id = rt.request_id(saved);
-  MPI_Status local;
-  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  MPI_Request* used = forced_matches().substitute(request, 1);
-  const int rc = PMPI_Test(used, flag, st);
-  forced_matches().restore(request, used, 1);
-  if (rc != MPI_SUCCESS || !*flag) return rc;
-  t_done.clear();
-  add(saved, id, st);
-  report(Call::Test);
-  return rc;
+  return completion(
+      Call::Test, request, 1, status, true,
+      [&](MPI_Request* used, MPI_Status* st, bool) { return PMPI_Test(used, flag, st); },
+      [&](const MPI_Request* saved, const std::uint64_t* ids, const MPI_Status* st) {
+        if (*flag) add(saved[0], ids[0], st);
+      });
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  const vcx::intercept::CallEntry entered;  // the event is sent after the call
-  Runtime& rt = runtime();
-  if (!rt.active()) {
-    // A forced persistent receive's stand-in outlives the analysis.
-    MPI_Request* used = forced_matches().substitute(requests, count);
-    const int rc = PMPI_Waitall(count, used, statuses);
-    forced_matches().restore(requests, used, count);
-    return rc;
-  }
-  MPI_Request* saved = save(requests, count);
-  const std::uint64_t* ids = ids_of(saved, count);
-  MPI_Status* st = status_array(statuses, count);
-  MPI_Request* used = forced_matches().substitute(requests, count);
-  const int rc = rt.yields() ? test_yielding([&](int* flag) {
-    return PMPI_Testall(count, used, flag, st);
-  })
-                             : PMPI_Waitall(count, used, st);
-  forced_matches().restore(requests, used, count);
-  if (rc != MPI_SUCCESS) return rc;
-  t_done.clear();
-  for (int i = 0; i < count; ++i) add(saved[i], ids[i], &st[i]);
-  report(Call::Waitall);
-  return rc;
+  return completion(
+      Call::Waitall, requests, count, statuses, false,
+      [&](MPI_Request* used, MPI_Status* st, bool yield) {
+        return yield ? test_yielding([&](int* flag) { return PMPI_Testall(count, used, flag, st); })
+                     : PMPI_Waitall(count, used, st);
+      },
+      [&](const MPI_Request* saved, const std::uint64_t* ids, const MPI_Status* st) {
+        for (int i = 0; i < count; ++i) add(saved[i], ids[i], &st[i]);
+      });
 }
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
-  const vcx::intercept::CallEntry entered;  // the event is sent after the call
-  Runtime& rt = runtime();
-  if (!rt.active()) {
-    // A forced persistent receive's stand-in outlives the analysis.
-    MPI_Request* used = forced_matches().substitute(requests, count);
-    const int rc = PMPI_Testall(count, used, flag, statuses);
-    forced_matches().restore(requests, used, count);
-    return rc;
-  }
-  MPI_Request* saved = save(requests, count);
-  const std::uint64_t* ids = ids_of(saved, count);
-  MPI_Status* st = status_array(statuses, count);
-  MPI_Request* used = forced_matches().substitute(requests, count);
-  const int rc = PMPI_Testall(count, used, flag, st);
-  forced_matches().restore(requests, used, count);
-  if (rc != MPI_SUCCESS || !*flag) return rc;
-  t_done.clear();
-  for (int i = 0; i < count; ++i) add(saved[i], ids[i], &st[i]);
-  report(Call::Testall);
-  return rc;
+  return completion(
+      Call::Testall, requests, count, statuses, false,
+      [&](MPI_Request* used, MPI_Status* st, bool) { return PMPI_Testall(count, used, flag, st); },
+      [&](const MPI_Request* saved, const std::uint64_t* ids, const MPI_Status* st) {
+        if (*flag)
+          for (int i = 0; i < count; ++i) add(saved[i], ids[i], &st[i]);
+      });
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-  const vcx::intercept::CallEntry entered;  // the event is sent after the call
-  Runtime& rt = runtime();
-  if (!rt.active()) {
-    // A forced persistent receive's stand-in outlives the analysis.
-    MPI_Request* used = forced_matches().substitute(requests, count);
-    const int rc = PMPI_Waitany(count, used, index, status);
-    forced_matches().restore(requests, used, count);
-    return rc;
-  }
-  MPI_Request* saved = save(requests, count);
-  const std::uint64_t* ids = ids_of(saved, count);
-  MPI_Status local;
-  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  MPI_Request* used = forced_matches().substitute(requests, count);
-  const int rc = rt.yields() ? test_yielding([&](int* flag) {
-    return PMPI_Testany(count, used, index, flag, st);
-  })
-                             : PMPI_Waitany(count, used, index, st);
-  forced_matches().restore(requests, used, count);
-  if (rc != MPI_SUCCESS || *index == MPI_UNDEFINED) return rc;
-  t_done.clear();
-  add(saved[*index], ids[*index], st);
-  report(Call::Waitany);
-  return rc;
+  return completion(
+      Call::Waitany, requests, count, status, true,
+      [&](MPI_Request* used, MPI_Status* st, bool yield) {
+        return yield ? test_yielding([&](int* flag) {
+          return PMPI_Testany(count, used, index, flag, st);
+        })
+                     : PMPI_Waitany(count, used, index, st);
+      },
+      [&](const MPI_Request* saved, const std::uint64_t* ids, const MPI_Status* st) {
+        if (*index != MPI_UNDEFINED) add(saved[*index], ids[*index], st);
+      });
 }
 
 int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
-  const vcx::intercept::CallEntry entered;  // the event is sent after the call
-  Runtime& rt = runtime();
-  if (!rt.active()) {
-    // A forced persistent receive's stand-in outlives the analysis.
-    MPI_Request* used = forced_matches().substitute(requests, count);
-    const int rc = PMPI_Testany(count, used, index, flag, status);
-    forced_matches().restore(requests, used, count);
-    return rc;
-  }
-  MPI_Request* saved = save(requests, count);
-  const std::uint64_t* ids = ids_of(saved, count);
-  MPI_Status local;
-  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  MPI_Request* used = forced_matches().substitute(requests, count);
-  const int rc = PMPI_Testany(count, used, index, flag, st);
-  forced_matches().restore(requests, used, count);
-  if (rc != MPI_SUCCESS || !*flag || *index == MPI_UNDEFINED) return rc;
-  t_done.clear();
-  add(saved[*index], ids[*index], st);
-  report(Call::Testany);
-  return rc;
-}
-
-static void report_some(Call call, const MPI_Request* saved, const std::uint64_t* ids,
-                        int outcount, const int* indices, const MPI_Status* st) {
-  if (outcount == MPI_UNDEFINED || outcount <= 0) return;
-  t_done.clear();
-  for (int i = 0; i < outcount; ++i) add(saved[indices[i]], ids[indices[i]], &st[i]);
-  report(call);
+  return completion(
+      Call::Testany, requests, count, status, true,
+      [&](MPI_Request* used, MPI_Status* st, bool) {
+        return PMPI_Testany(count, used, index, flag, st);
+      },
+      [&](const MPI_Request* saved, const std::uint64_t* ids, const MPI_Status* st) {
+        if (*flag && *index != MPI_UNDEFINED) add(saved[*index], ids[*index], st);
+      });
 }
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
-  const vcx::intercept::CallEntry entered;  // the event is sent after the call
-  Runtime& rt = runtime();
-  if (!rt.active()) {
-    // A forced persistent receive's stand-in outlives the analysis.
-    MPI_Request* used = forced_matches().substitute(requests, incount);
-    const int rc = PMPI_Waitsome(incount, used, outcount, indices, statuses);
-    forced_matches().restore(requests, used, incount);
-    return rc;
-  }
-  MPI_Request* saved = save(requests, incount);
-  const std::uint64_t* ids = ids_of(saved, incount);
-  MPI_Status* st = status_array(statuses, incount);
-  // Testsome reports none done as 0 and no active request as MPI_UNDEFINED,
-  // which is where Waitsome returns too.
-  MPI_Request* used = forced_matches().substitute(requests, incount);
-  const int rc = rt.yields() ? test_yielding([&](int* flag) {
-    const int r = PMPI_Testsome(incount, used, outcount, indices, st);
-    *flag = *outcount != 0;
-    return r;
-  })
-                             : PMPI_Waitsome(incount, used, outcount, indices, st);
-  forced_matches().restore(requests, used, incount);
-  if (rc == MPI_SUCCESS) report_some(Call::Waitsome, saved, ids, *outcount, indices, st);
-  return rc;
+  return completion(
+      Call::Waitsome, requests, incount, statuses, false,
+      [&](MPI_Request* used, MPI_Status* st, bool yield) {
+        // Testsome reports none done as 0 and no active request as
+        // MPI_UNDEFINED, which is where Waitsome returns too.
+        return yield ? test_yielding([&](int* flag) {
+          const int r = PMPI_Testsome(incount, used, outcount, indices, st);
+          *flag = *outcount != 0;
+          return r;
+        })
+                     : PMPI_Waitsome(incount, used, outcount, indices, st);
+      },
+      [&](const MPI_Request* saved, const std::uint64_t* ids, const MPI_Status* st) {
+        add_some(saved, ids, *outcount, indices, st);
+      });
 }
 
 int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
-  const vcx::intercept::CallEntry entered;  // the event is sent after the call
-  Runtime& rt = runtime();
-  if (!rt.active()) {
-    // A forced persistent receive's stand-in outlives the analysis.
-    MPI_Request* used = forced_matches().substitute(requests, incount);
-    const int rc = PMPI_Testsome(incount, used, outcount, indices, statuses);
-    forced_matches().restore(requests, used, incount);
-    return rc;
-  }
-  MPI_Request* saved = save(requests, incount);
-  const std::uint64_t* ids = ids_of(saved, incount);
-  MPI_Status* st = status_array(statuses, incount);
-  MPI_Request* used = forced_matches().substitute(requests, incount);
-  const int rc = PMPI_Testsome(incount, used, outcount, indices, st);
-  forced_matches().restore(requests, used, incount);
-  if (rc == MPI_SUCCESS) report_some(Call::Testsome, saved, ids, *outcount, indices, st);
-  return rc;
+  return completion(
+      Call::Testsome, requests, incount, statuses, false,
+      [&](MPI_Request* used, MPI_Status* st, bool) {
+        return PMPI_Testsome(incount, used, outcount, indices, st);
+      },
+      [&](const MPI_Request* saved, const std::uint64_t* ids, const MPI_Status* st) {
+        add_some(saved, ids, *outcount, indices, st);
+      });
 }
 
 int MPI_Cancel(MPI_Request* request) {
