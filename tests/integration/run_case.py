@@ -199,8 +199,19 @@ def run_case(args, work) -> None:
 
     native_gt = os.path.join(work, "native-gt")
     os.mkdir(native_gt)
-    native = run_step("native", native_launcher(args) + ["-n", n] + prog, work, args.timeout,
-                      {"VCX_TEST_GT_DIR": native_gt})
+    try:
+        native = run_step("native", native_launcher(args) + ["-n", n] + prog, work,
+                          args.timeout, {"VCX_TEST_GT_DIR": native_gt})
+    except StepTimeout as e:
+        # The reference run involves no vcx: a hang there is the MPI or
+        # OpenSHMEM library's (Open MPI's OpenSHMEM has hung a native run
+        # of shmem_flags at 4 PEs on 2 cores about once in a few thousand
+        # runs). It is run once more; vcx's run is never repeated.
+        print(f"[run_case] the native run hung, running it once more:\n{e}", flush=True)
+        shutil.rmtree(native_gt)
+        os.mkdir(native_gt)
+        native = run_step("native", native_launcher(args) + ["-n", n] + prog, work,
+                          args.timeout, {"VCX_TEST_GT_DIR": native_gt})
     if native.code != 0:
         raise CaseFailure(f"the program fails natively\n{native.describe()}")
     self_check(native_gt, args.n, "native")
