@@ -1,6 +1,5 @@
 #include "launcher/commands.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <stdexcept>
@@ -29,17 +28,6 @@ void add_hydra_layout(const Plan& plan, std::vector<std::string>& cmd) {
   }
 }
 
-std::vector<std::string> split_commas(const std::string& list) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at <= list.size()) {
-    const std::size_t comma = std::min(list.find(',', at), list.size());
-    if (comma > at) out.push_back(list.substr(at, comma - at));
-    at = comma + 1;
-  }
-  return out;
-}
-
 void append(std::vector<std::string>& cmd, const std::vector<std::string>& more) {
   cmd.insert(cmd.end(), more.begin(), more.end());
 }
@@ -50,7 +38,7 @@ session::ToolArguments tool_arguments(const Plan& plan, const std::string& sessi
   session::ToolArguments a;
   a.session_dir = session_dir;
   a.plugin_dir = plan.paths.plugin_dir;
-  a.translators = split_commas(translators_of(plan.model));
+  a.translators = session::comma_list(translators_of(plan.model));
   a.modules = module_list(plan.options);
   Options& options = a.plugin_options;
   if (plan.trace_dir) options.set("trace.dir", *plan.trace_dir);

@@ -20,12 +20,8 @@ std::string join(const std::vector<std::string>& items) {
 
 std::vector<std::string> split_lists(const std::vector<std::string>& in) {
   std::vector<std::string> out;
-  for (const auto& item : in) {
-    std::stringstream ss(item);
-    std::string part;
-    while (std::getline(ss, part, ','))
-      if (!part.empty()) out.push_back(part);
-  }
+  for (const auto& item : in)
+    for (auto& name : comma_list(item)) out.push_back(std::move(name));
   return out;
 }
 
@@ -37,6 +33,15 @@ E choice(const std::string& option, const std::string& text, const Spelling<E> (
 }
 
 }  // namespace
+
+std::vector<std::string> comma_list(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  std::string part;
+  while (std::getline(ss, part, ','))
+    if (!part.empty()) out.push_back(part);
+  return out;
+}
 
 std::vector<std::string> ToolArguments::to_argv() const {
   std::vector<std::string> a{"--session", session_dir, "--plugin-dir", plugin_dir};

@@ -61,6 +61,9 @@ std::string choices_of(const Spelling<E> (&names)[N]) {
 inline std::string_view name_of(Channel c) { return name_of(c, kChannelNames); }
 inline std::string_view name_of(Transport t) { return name_of(t, kTransportNames); }
 
+// The names of a comma-separated list ("mpi,shmem"), empty ones left out.
+std::vector<std::string> comma_list(const std::string& list);
+
 // The exchange engine plugin the tools run unless told otherwise.
 inline constexpr const char* kDefaultEngine = "vclock";
 
