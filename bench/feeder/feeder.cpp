@@ -108,12 +108,12 @@ void pin(int cpu) {
 // Messages to other tools: copied (as a transport would) and counted.
 class SinkTransport final : public PeerTransport {
  public:
-  void send(Rank dst, PeerChannel ch, std::span<const std::uint8_t> payload) override {
+  void send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) override {
     last_.assign(payload.begin(), payload.end());
     ++messages;
     bytes += payload.size();
   }
-  void set_handler(PeerChannel, Handler) override {}
+  void set_handler(ToolPart, Handler) override {}
   Rank self() const override { return Rank{0}; }
   std::uint32_t size() const override { return kWorldSize; }
   std::uint64_t messages = 0;

@@ -16,8 +16,8 @@ MPICH does it.
                                               # the tables of docs/performance.md
 
 What the engine does with whole clocks (vcx-run --clock-diff-mib 0;
-messages.h, clock_codec.h, vclock_engine.cpp, collectives.cpp,
-resources.cpp), and so what the "today" rows count:
+messages.h, clock_codec.h, point_to_point.cpp, collectives.cpp,
+lock_deposition.cpp), and so what the "today" rows count:
 
 * every message between engines has a 32-byte header (P2PHeader or
   CollHeader); a message that carries a clock carries it in the smallest of

@@ -16,7 +16,7 @@ DelayingTransport::DelayingTransport(asio::io_context& io, std::unique_ptr<ToolT
 
 DelayingTransport::~DelayingTransport() { *alive_ = false; }
 
-void DelayingTransport::send(Rank dst, PeerChannel ch, std::span<const std::uint8_t> payload) {
+void DelayingTransport::send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) {
   if (closed_ || dst.value >= last_release_.size()) {
     inner_->send(dst, ch, payload);  // nothing to keep in order with (or the inner one objects)
     return;

@@ -112,7 +112,7 @@ bool PeerRingWriter::fits(std::uint64_t need) noexcept {
   return head_ + need - tail_cache_ <= mask_ + 1;
 }
 
-bool PeerRingWriter::try_write(PeerChannel ch, PeerRecordKind kind, const std::uint8_t* data,
+bool PeerRingWriter::try_write(ToolPart ch, PeerRecordKind kind, const std::uint8_t* data,
                                std::uint32_t len) noexcept {
   const std::uint64_t rec = record_bytes(len);
   if (!fits(needed(len))) return false;
@@ -188,13 +188,13 @@ bool PeerRingReader::peek(Record* out, bool* malformed) noexcept {
     }
     const std::uint64_t bytes = record_bytes(r.length);
     if ((r.kind != PeerRecordKind::Last && r.kind != PeerRecordKind::More) ||
-        r.channel >= kPeerChannels || r.length > max_chunk_of(mask_ + 1) || bytes > room ||
+        r.channel >= kToolParts || r.length > max_chunk_of(mask_ + 1) || bytes > room ||
         bytes > head_cache_ - tail_) {
       *malformed = true;
       return false;
     }
     peeked_bytes_ = bytes;
-    *out = Record{static_cast<PeerChannel>(r.channel), r.kind,
+    *out = Record{static_cast<ToolPart>(r.channel), r.kind,
                   std::span<const std::uint8_t>(data_ + off + sizeof r, r.length)};
     return true;
   }

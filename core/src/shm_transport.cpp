@@ -89,7 +89,7 @@ struct ShmTransport::InRing {
   // A message that came in chunks, gathered here (capacity is kept).
   std::vector<std::uint8_t> assembly;
   bool assembling = false;
-  PeerChannel assembly_channel = PeerChannel::Control;
+  ToolPart assembly_channel = ToolPart::Control;
 };
 
 struct ShmTransport::Peer {
@@ -169,7 +169,7 @@ bool ShmTransport::shares_node_with(Rank peer) const {
   return peer.value < size_ && peers_[peer.value].same_node;
 }
 
-void ShmTransport::set_handler(PeerChannel ch, Handler h) {
+void ShmTransport::set_handler(ToolPart ch, Handler h) {
   handlers_[static_cast<std::size_t>(ch)] = h;
   tcp_.set_handler(ch, std::move(h));
 }
@@ -291,7 +291,7 @@ void ShmTransport::retry_attaches_later() {
   });
 }
 
-void ShmTransport::send(Rank dst, PeerChannel ch, std::span<const std::uint8_t> payload) {
+void ShmTransport::send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) {
   if (dst.value >= size_ || !peers_[dst.value].same_node) {
     tcp_.send(dst, ch, payload);  // loopback and other nodes
     return;
@@ -321,7 +321,7 @@ void ShmTransport::send(Rank dst, PeerChannel ch, std::span<const std::uint8_t> 
   }
 }
 
-bool ShmTransport::write_chunks(OutRing& o, PeerChannel ch, const std::uint8_t* data,
+bool ShmTransport::write_chunks(OutRing& o, ToolPart ch, const std::uint8_t* data,
                                 std::uint32_t len, std::uint32_t& done) {
   const std::uint32_t chunk = o.writer.max_chunk();
   do {
@@ -333,7 +333,7 @@ bool ShmTransport::write_chunks(OutRing& o, PeerChannel ch, const std::uint8_t* 
   return true;
 }
 
-void ShmTransport::queue(OutRing& o, PeerChannel ch, const std::uint8_t* data, std::uint32_t len,
+void ShmTransport::queue(OutRing& o, ToolPart ch, const std::uint8_t* data, std::uint32_t len,
                          std::uint32_t done) {
   if (!o.has_pending()) {
     o.pending.clear();
@@ -356,7 +356,7 @@ bool ShmTransport::flush(OutRing& o) {
     std::uint32_t len = 0;
     while (o.has_pending()) {
       std::memcpy(&len, o.pending.data() + o.pending_off, 4);
-      const auto ch = static_cast<PeerChannel>(o.pending[o.pending_off + 4]);
+      const auto ch = static_cast<ToolPart>(o.pending[o.pending_off + 4]);
       if (!write_chunks(o, ch, o.pending.data() + o.pending_off + kQueuedHeader, len,
                         o.front_done))
         break;
@@ -559,7 +559,7 @@ const TransportStats& ShmTransport::stats() const {
   return merged_;
 }
 
-void ShmTransport::deliver(Rank src, PeerChannel ch, std::span<const std::uint8_t> payload) {
+void ShmTransport::deliver(Rank src, ToolPart ch, std::span<const std::uint8_t> payload) {
   const auto idx = static_cast<std::size_t>(ch);
   if (idx < handlers_.size() && handlers_[idx]) handlers_[idx](src, payload);
 }

@@ -28,7 +28,7 @@ bool token_equal(const char* a, const char* b) {
   return diff == 0;
 }
 
-void put_frame_header(std::vector<std::uint8_t>& buf, std::uint32_t len, PeerChannel ch) {
+void put_frame_header(std::vector<std::uint8_t>& buf, std::uint32_t len, ToolPart ch) {
   const std::size_t at = buf.size();
   buf.resize(at + kFrameHeader);
   std::memcpy(buf.data() + at, &len, 4);
@@ -77,7 +77,7 @@ std::string TcpTransport::listen(const std::string& bind_host, const std::string
 
 void TcpTransport::set_peers(std::vector<std::string> endpoints) { endpoints_ = std::move(endpoints); }
 
-void TcpTransport::set_handler(PeerChannel ch, Handler h) {
+void TcpTransport::set_handler(ToolPart ch, Handler h) {
   handlers_[static_cast<std::size_t>(ch)] = std::move(h);
 }
 
@@ -103,7 +103,7 @@ bool TcpTransport::flushed() const {
   return loopback_.empty();
 }
 
-void TcpTransport::send(Rank dst, PeerChannel ch, std::span<const std::uint8_t> payload) {
+void TcpTransport::send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) {
   ++stats_.messages_sent;
   stats_.bytes_sent += payload.size();
   if (dst == self_) {
@@ -262,7 +262,7 @@ void TcpTransport::parse(const std::shared_ptr<Incoming>& in) {
   while (in->used - off >= kFrameHeader) {
     std::uint32_t len;
     std::memcpy(&len, in->buf.data() + off, 4);
-    const auto ch = static_cast<PeerChannel>(in->buf[off + 4]);
+    const auto ch = static_cast<ToolPart>(in->buf[off + 4]);
     if (in->used - off - kFrameHeader < len) {
       if (kFrameHeader + len > in->buf.size()) in->buf.resize(kFrameHeader + len + 4096);
       break;
@@ -278,7 +278,7 @@ void TcpTransport::parse(const std::shared_ptr<Incoming>& in) {
   }
 }
 
-void TcpTransport::deliver(Rank src, PeerChannel ch, std::span<const std::uint8_t> payload) {
+void TcpTransport::deliver(Rank src, ToolPart ch, std::span<const std::uint8_t> payload) {
   const auto idx = static_cast<std::size_t>(ch);
   if (idx < handlers_.size() && handlers_[idx]) handlers_[idx](src, payload);
 }

@@ -22,11 +22,11 @@
 #include <algorithm>
 
 #include "vcx/channel/lease_table.h"
-#include "vclock_engine.h"
+#include "lock_requests.h"
 
 namespace vcx::vclock {
 
-VclockEngine::Lease* VclockEngine::find_lease(const PeerQueue& lock, std::uint64_t number) {
+LockRequests::Lease* LockRequests::find_lease(const PeerQueue& lock, std::uint64_t number) {
   for (Lease& l : leases_)
     if (l.lock == lock && l.number == number) return &l;
   return nullptr;
@@ -35,7 +35,7 @@ VclockEngine::Lease* VclockEngine::find_lease(const PeerQueue& lock, std::uint64
 // The lease the application may be taking the lock under: the newest
 // published one (an older one of the same lock may still wait for its last
 // releases to run, but the application is past it).
-VclockEngine::Lease* VclockEngine::find_live_lease(const PeerQueue& lock) {
+LockRequests::Lease* LockRequests::find_live_lease(const PeerQueue& lock) {
   for (auto it = leases_.rbegin(); it != leases_.rend(); ++it)
     if (it->lock == lock && it->phase >= Lease::Phase::Published) return &*it;
   return nullptr;
@@ -43,8 +43,8 @@ VclockEngine::Lease* VclockEngine::find_live_lease(const PeerQueue& lock) {
 
 // The deposition granted the holding: with a lease, if it allowed one and
 // the table has room. Published before the application learns of the grant.
-void VclockEngine::lease_granted(Lease& l, bool lease_allowed) {
-  channel::LeaseTable* table = host_.app_leases();
+void LockRequests::lease_granted(Lease& l, bool lease_allowed) {
+  channel::LeaseTable* table = lease_table_();
   const int slot = lease_allowed && table ? channel::lease_publish(*table, l.object, l.target, l.flags)
                                           : -1;
   if (slot < 0) {
@@ -56,7 +56,7 @@ void VclockEngine::lease_granted(Lease& l, bool lease_allowed) {
 }
 
 // A release read from the application; true when it hands nothing back.
-bool VclockEngine::lease_release_read(const Op& op, Lease& l) {
+bool LockRequests::lease_release_read(const Op& op, Lease& l) {
   switch (l.phase) {
     case Lease::Phase::Requested:
       // Released before the grant came (a program fed to the engine at
@@ -68,38 +68,38 @@ bool VclockEngine::lease_release_read(const Op& op, Lease& l) {
       // Once published, the application's table has the holding: every
       // release of it says so.
       if (!(op.flags & kResourceLeased))
-        host_.fatal("vclock: a release of a leased lock that did not come through its lease");
+        out_.fatal("vclock: a release of a leased lock that did not come through its lease");
       ++l.releases_read;
       if (op.flags & kResourceLeaseEnd) end_lease(l, l.releases_read);
       return true;
     case Lease::Phase::Ended:
       // Released before the tool took the lease back: counted in its uses.
       if (!(op.flags & kResourceLeased) || ++l.releases_read > l.releases_total)
-        host_.fatal("vclock: more releases under a lease than its application made");
+        out_.fatal("vclock: more releases under a lease than its application made");
       return true;
   }
   return true;
 }
 
 // A release under the lease ran; true when the lease is over.
-bool VclockEngine::lease_release_executed(Lease& l) {
+bool LockRequests::lease_release_executed(Lease& l, ClockSpan clock) {
   ++l.releases_executed;
   if (l.phase == Lease::Phase::Ended && l.releases_executed > l.releases_total)
-    host_.fatal("vclock: more releases under a lease than its application made");
+    out_.fatal("vclock: more releases under a lease than its application made");
   if (l.phase == Lease::Phase::Ended && l.releases_executed == l.releases_total) {
-    send_p2p(l.lock.peer, MsgType::ReleaseClock, l.flags, l.lock.queue, l.number,
-             clock_.view().data());
+    out_.send_p2p(l.lock.peer, MsgType::ReleaseClock, l.flags, l.lock.queue, l.number,
+                  clock.data());
     finish_lease(l);
     return true;
   }
-  if (!l.last_release) l.last_release = pool_.acquire();
-  std::copy_n(clock_.view().data(), width_, l.last_release);
+  if (!l.last_release) l.last_release = pool_.take();
+  l.last_release.assign(clock);
   return false;
 }
 
-void VclockEngine::take_lease(Lease& l) {
+void LockRequests::take_lease(Lease& l) {
   std::uint64_t uses = 0;
-  if (channel::lease_take(*host_.app_leases(), l.slot, &uses) == channel::LeaseTake::Recalling) {
+  if (channel::lease_take(*lease_table_(), l.slot, &uses) == channel::LeaseTake::Recalling) {
     l.phase = Lease::Phase::Recalling;
     return;
   }
@@ -109,33 +109,33 @@ void VclockEngine::take_lease(Lease& l) {
 
 // The application is done with the lease after `releases_total` releases:
 // the lock goes back now, its clock once the last of them ran.
-void VclockEngine::end_lease(Lease& l, std::uint64_t releases_total) {
+void LockRequests::end_lease(Lease& l, std::uint64_t releases_total) {
   if (l.releases_read > releases_total || l.releases_executed > releases_total)
-    host_.fatal("vclock: a lease ended after fewer releases than its tool saw");
+    out_.fatal("vclock: a lease ended after fewer releases than its tool saw");
   l.phase = Lease::Phase::Ended;
   l.releases_total = releases_total;
-  send_p2p(l.lock.peer, MsgType::Release, l.flags, l.lock.queue, l.number, nullptr);
+  out_.send_p2p(l.lock.peer, MsgType::Release, l.flags, l.lock.queue, l.number, nullptr);
   if (l.releases_executed == releases_total) {
-    send_p2p(l.lock.peer, MsgType::ReleaseClock, l.flags, l.lock.queue, l.number, l.last_release);
+    out_.send_p2p(l.lock.peer, MsgType::ReleaseClock, l.flags, l.lock.queue, l.number,
+                  l.last_release.data());
     finish_lease(l);
   }
 }
 
-void VclockEngine::finish_lease(Lease& l) {
-  if (l.slot >= 0) channel::lease_free(*host_.app_leases(), l.slot);
-  pool_.release(l.last_release);
+void LockRequests::finish_lease(Lease& l) {
+  if (l.slot >= 0) channel::lease_free(*lease_table_(), l.slot);
   const auto i = static_cast<std::size_t>(&l - leases_.data());
   leases_.erase(leases_.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
-void VclockEngine::on_recall(Rank src, const P2PHeader& h) {
+void LockRequests::on_recall(Rank src, const P2PHeader& h) {
   Lease* l = find_lease(PeerQueue{src, QueueId{h.queue_a, 0}}, h.seq);
   // Handed back already, or never published (a grant comes before its recall).
   if (l && l->phase == Lease::Phase::Published) take_lease(*l);
 }
 
 // The application frees the object (it gave up its idle leases of it first).
-void VclockEngine::end_leases_of(std::uint64_t object) {
+void LockRequests::end_leases_of(std::uint64_t object) {
   for (std::size_t i = 0; i < leases_.size();) {
     Lease& l = leases_[i];
     if (l.object != object) {

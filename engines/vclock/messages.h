@@ -1,4 +1,4 @@
-// Messages between vclock engines (PeerChannel::Exchange). Each starts with a
+// Messages between vclock engines (ToolPart::Exchange). Each starts with a
 // fixed header; a clock follows in the layout `encoding` names, `width` its
 // entries or pairs (clock_codec.h).
 #pragma once
@@ -26,7 +26,7 @@ enum class MsgType : std::uint8_t {
   Dependence = 11,    // this engine waits for its application (flags 1) or no longer (0)
   GrantClock = 12,    // from the deposition: the releases the acquisition merges
   ReleaseClock = 13,  // to the deposition: the releaser's clock at its release
-  // Flags (flags.cpp): a write is registered at the tool of the PE it
+  // Flags (flag_deposition.h): a write is registered at the tool of the PE it
   // writes to before it happens (FlagAnnounce, answered by FlagGrant, no
   // clocks); what it wrote and the writer's clock follow (FlagValue,
   // FlagClock). queue_a = flag, queue_b = value, seq = the write's id,

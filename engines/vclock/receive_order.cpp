@@ -6,13 +6,13 @@
 // own answers carry. The translator names the pairs (order_receive_after);
 // here each receive's contribution (its message's clock joined with its own
 // carry) is handed to the receives that follow it once it is known.
-#include "vclock_engine.h"
+#include "point_to_point.h"
 
 #include <utility>
 
 namespace vcx::vclock {
 
-void VclockEngine::order_receive_after(ReceiveToken later, ReceiveToken earlier) {
+void PointToPoint::order_receive_after(ReceiveToken later, ReceiveToken earlier) {
   Receive* b = receives_.get(later.value);
   Receive* a = receives_.get(earlier.value);
   if (!b || !a || later.value == earlier.value) return;
@@ -25,27 +25,27 @@ void VclockEngine::order_receive_after(ReceiveToken later, ReceiveToken earlier)
   ++b->follows_pending;
 }
 
-void VclockEngine::keep_receive_order(ReceiveToken t) {
+void PointToPoint::keep_receive_order(ReceiveToken t) {
   if (Receive* r = receives_.get(t.value)) r->kept = true;
 }
 
-void VclockEngine::end_receive_order(ReceiveToken t) {
+void PointToPoint::end_receive_order(ReceiveToken t) {
   Receive* r = receives_.get(t.value);
   if (!r || !r->kept) return;
   r->kept = false;
   maybe_release_receive(t.value);
 }
 
-const ClockValue* VclockEngine::matched_clock(const Receive& r) {
-  if (r.matched) return r.matched;
+const ClockValue* PointToPoint::matched_clock(const Receive& r) {
+  if (r.matched) return r.matched.data();
   if (!r.bound) return nullptr;
   const InQueue& q = queue_of(r.key);
   if (r.pos < q.base) return nullptr;
   const Slot& s = q.slots[r.pos - q.base];
-  return s.arrived ? s.clock : nullptr;
+  return s.arrived ? s.clock.data() : nullptr;
 }
 
-bool VclockEngine::order_ready(const Receive& r) {
+bool PointToPoint::order_ready(const Receive& r) {
   if (!r.bound || r.follows_pending > 0 || r.held) return false;
   // An earlier receive of its queue may still turn out cancelled and move
   // this one to another message.
@@ -53,24 +53,22 @@ bool VclockEngine::order_ready(const Receive& r) {
   return matched_clock(r) != nullptr;
 }
 
-bool VclockEngine::needs_matched(const Receive& r) const {
+bool PointToPoint::needs_matched(const Receive& r) const {
   return r.kept || !r.followers.empty();
 }
 
-void VclockEngine::retain_matched(Receive& r, std::uint64_t token, Slot& s) {
+void PointToPoint::retain_matched(Receive& r, Slot& s) {
   if (r.matched || !s.clock || !needs_matched(r)) return;
-  r.matched = s.clock;  // ownership moves from the slot to the receive
-  s.clock = nullptr;
+  r.matched = std::move(s.clock);
 }
 
-void VclockEngine::add_contribution(Receive& to, const Receive& from) {
-  if (!to.carry) to.carry = zeroed_clock();
-  const MutableClockSpan into = pool_.view(to.carry);
-  clock_merge(into, ClockSpan(matched_clock(from), width_));
-  if (from.carry) clock_merge(into, ClockSpan(from.carry, width_));
+void PointToPoint::add_contribution(Receive& to, const Receive& from) {
+  if (!to.carry) to.carry = pool_.take_zeroed();
+  to.carry.merge(ClockSpan(matched_clock(from), width_));
+  if (from.carry) to.carry.merge(from.carry.view());
 }
 
-void VclockEngine::release_followers(std::uint64_t token) {
+void PointToPoint::release_followers(std::uint64_t token) {
   const Receive* first = receives_.get(token);
   if (!first || first->followers.empty()) return;
   std::vector<std::uint64_t> work{token};
@@ -94,7 +92,7 @@ void VclockEngine::release_followers(std::uint64_t token) {
   }
 }
 
-void VclockEngine::drop_followers(const Followers& waiting) {
+void PointToPoint::drop_followers(const Followers& waiting) {
   waiting.each([&](std::uint64_t f) {
     Receive* b = receives_.get(f);
     if (!b || b->follows_pending == 0 || --b->follows_pending > 0) return;
@@ -104,7 +102,7 @@ void VclockEngine::drop_followers(const Followers& waiting) {
   });
 }
 
-void VclockEngine::recheck_followers() {
+void PointToPoint::recheck_followers() {
   // Only after a cancel or a dropped receive: one pass over the live receives.
   if (receives_followed_ == 0) return;
   std::vector<std::uint64_t> tokens;
@@ -112,15 +110,6 @@ void VclockEngine::recheck_followers() {
     if (!r.followers.empty()) tokens.push_back(t);
   });
   for (const std::uint64_t t : tokens) release_followers(t);
-}
-
-void VclockEngine::destroy_receive(std::uint64_t token) {
-  Receive* r = receives_.get(token);
-  if (!r) return;
-  pool_.release(r->snapshot);
-  pool_.release(r->carry);
-  pool_.release(r->matched);
-  receives_.destroy(token);
 }
 
 }  // namespace vcx::vclock

@@ -23,7 +23,6 @@ class Slab {
     }
     Slot& s = slots_[idx];
     s.live = true;
-    s.value = T{};
     ++live_;
     return (static_cast<std::uint64_t>(s.generation) << 32) | (idx + 1);
   }
@@ -38,6 +37,7 @@ class Slab {
   void destroy(std::uint64_t h) {
     if (!get(h)) return;
     const std::uint32_t idx = static_cast<std::uint32_t>(h) - 1;
+    slots_[idx].value = T{};  // what it owns goes now; a reused slot starts fresh
     slots_[idx].live = false;
     ++slots_[idx].generation;
     free_.push_back(idx);

@@ -30,7 +30,7 @@
 
 namespace {
 
-using vcx::PeerChannel;
+using vcx::ToolPart;
 using vcx::Rank;
 
 constexpr int kPerPeer = 1500;
@@ -60,7 +60,7 @@ std::size_t message_size(int src, int dst, int seq) {
          (kMaxSmall + 1);
 }
 
-PeerChannel message_channel(int seq) { return static_cast<PeerChannel>(seq % 3); }
+ToolPart message_channel(int seq) { return static_cast<ToolPart>(seq % 3); }
 
 std::uint8_t message_byte(int src, int dst, int seq, std::size_t j) {
   return static_cast<std::uint8_t>(src * 131 + dst * 71 + seq * 29 + static_cast<int>(j) * 13);
@@ -82,7 +82,7 @@ struct Receiver {
   std::uint64_t bytes_from_others = 0;
   long received = 0;
 
-  void check(Rank src, PeerChannel ch, std::span<const std::uint8_t> p) {
+  void check(Rank src, ToolPart ch, std::span<const std::uint8_t> p) {
     const int s = static_cast<int>(src.value);
     if (s < 0 || s >= n) fail("message from unknown rank %d", s);
     const int seq = next[static_cast<std::size_t>(s)]++;
@@ -154,10 +154,10 @@ int main(int argc, char** argv) {
       fail("transport says rank %u of %u", t.self().value, t.size());
     Receiver rx;
     rx.next.assign(static_cast<std::size_t>(n), 0);
-    for (std::size_t c = 0; c < vcx::kPeerChannels; ++c)
-      t.set_handler(static_cast<PeerChannel>(c),
+    for (std::size_t c = 0; c < vcx::kToolParts; ++c)
+      t.set_handler(static_cast<ToolPart>(c),
                     [&rx, c](Rank src, std::span<const std::uint8_t> p) {
-                      rx.check(src, static_cast<PeerChannel>(c), p);
+                      rx.check(src, static_cast<ToolPart>(c), p);
                     });
     bool peer_failed = false;
     t.set_error_handler([&](Rank peer, const std::string& what) {
@@ -203,18 +203,18 @@ int main(int argc, char** argv) {
     std::vector<std::uint8_t> token(64);
     const Rank right{static_cast<std::uint32_t>((me + 1) % n)};
     const Rank left{static_cast<std::uint32_t>((me - 1 + n) % n)};
-    t.set_handler(PeerChannel::Control, [&](Rank src, std::span<const std::uint8_t> p) {
+    t.set_handler(ToolPart::Control, [&](Rank src, std::span<const std::uint8_t> p) {
       if (src != left || p.size() != token.size())
         fail("token from rank %u, %zu bytes", src.value, p.size());
       ++hops;
-      t.send(t.self(), PeerChannel::Analysis, p);
+      t.send(t.self(), ToolPart::Analysis, p);
     });
-    t.set_handler(PeerChannel::Analysis, [&](Rank src, std::span<const std::uint8_t> p) {
+    t.set_handler(ToolPart::Analysis, [&](Rank src, std::span<const std::uint8_t> p) {
       if (src != t.self()) fail("self hop came from rank %u", src.value);
       if (me == 0 && ++laps == kLaps) return;
-      t.send(right, PeerChannel::Control, p);
+      t.send(right, ToolPart::Control, p);
     });
-    if (me == 0) t.send(right, PeerChannel::Control, token);
+    if (me == 0) t.send(right, ToolPart::Control, token);
     poll_until(t, "token ring", [&] { return hops == kLaps; });
     if (me == 0 && laps != kLaps) fail("token made %d laps, expected %d", laps, kLaps);
     poll_until(t, "token ring flush", [&] { return t.flushed(); });

@@ -21,12 +21,12 @@
 
 namespace {
 
-using vcx::PeerChannel;
+using vcx::ToolPart;
 using vcx::Rank;
 
 struct Sent {
   Rank dst;
-  PeerChannel ch;
+  ToolPart ch;
   std::vector<std::uint8_t> payload;
 };
 
@@ -34,11 +34,11 @@ struct Sent {
 class FakeTransport final : public vcx::ToolTransport {
  public:
   FakeTransport(Rank self, std::uint32_t size) : self_(self), size_(size) {}
-  void send(Rank dst, PeerChannel ch, std::span<const std::uint8_t> payload) override {
+  void send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) override {
     sent.push_back({dst, ch, {payload.begin(), payload.end()}});
     ++stats_.messages_sent;
   }
-  void set_handler(PeerChannel, Handler) override {}
+  void set_handler(ToolPart, Handler) override {}
   Rank self() const override { return self_; }
   std::uint32_t size() const override { return size_; }
   void set_error_handler(ErrorHandler) override {}
@@ -100,7 +100,7 @@ struct Rig {
     for (std::uint32_t i = 0; i < rounds; ++i)
       for (std::uint32_t d = 0; d < fake->size(); ++d) {
         const auto p = make_payload(d, i);
-        delaying->send(Rank{d}, static_cast<PeerChannel>((i + d) % vcx::kPeerChannels), p);
+        delaying->send(Rank{d}, static_cast<ToolPart>((i + d) % vcx::kToolParts), p);
         ++n;
       }
     return n;
@@ -118,7 +118,7 @@ void check_complete_and_fifo(const std::vector<Sent>& sent, std::uint32_t size,
     REQUIRE(d.dst == s.dst.value);
     REQUIRE(d.index == next[d.dst]);  // FIFO per destination, none lost or repeated
     ++next[d.dst];
-    REQUIRE(s.ch == static_cast<PeerChannel>((d.index + d.dst) % vcx::kPeerChannels));
+    REQUIRE(s.ch == static_cast<ToolPart>((d.index + d.dst) % vcx::kToolParts));
     REQUIRE(s.payload == make_payload(d.dst, d.index));
   }
 }
@@ -175,7 +175,7 @@ TEST_CASE("flushed() waits for held messages and for the inner transport", "[cha
   rig.fake->inner_flushed = true;
 
   const std::uint8_t byte = 9;
-  rig.delaying->send(Rank{2}, PeerChannel::Control, {&byte, 1});
+  rig.delaying->send(Rank{2}, ToolPart::Control, {&byte, 1});
   CHECK_FALSE(rig.delaying->flushed());
   rig.io.run();
   REQUIRE(rig.fake->sent.size() == 1);
@@ -209,7 +209,7 @@ TEST_CASE("close() hands over every held message, in order, before closing the i
   CHECK(rig.fake->sent.size() == 100);
   // After close, messages are not held back any more.
   const std::uint8_t byte = 1;
-  rig.delaying->send(Rank{0}, PeerChannel::Control, {&byte, 1});
+  rig.delaying->send(Rank{0}, ToolPart::Control, {&byte, 1});
   CHECK(rig.fake->sent.size() == 101);
 }
 
@@ -220,7 +220,7 @@ TEST_CASE("a delaying transport destroyed with messages held leaves the loop har
     auto inner = std::make_unique<FakeTransport>(Rank{0}, 2);
     vcx::DelayingTransport t(io, std::move(inner), 1000, 1);
     const std::uint8_t byte = 1;
-    t.send(Rank{1}, PeerChannel::Exchange, {&byte, 1});
+    t.send(Rank{1}, ToolPart::Exchange, {&byte, 1});
   }
   io.run();  // the cancelled wait completes without touching the transport
   SUCCEED();

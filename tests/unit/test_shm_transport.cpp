@@ -29,7 +29,7 @@
 
 namespace {
 
-using vcx::PeerChannel;
+using vcx::ToolPart;
 using vcx::Rank;
 using vcx::ShmTransport;
 using namespace std::chrono_literals;
@@ -41,7 +41,7 @@ using vcx::test::TempDir;
 
 struct Message {
   Rank src;
-  PeerChannel ch;
+  ToolPart ch;
   std::vector<std::uint8_t> bytes;
 };
 
@@ -49,7 +49,7 @@ struct Message {
 struct Tool {
   Tool(Rank self, std::uint32_t size, const std::string& dir, std::string node = "node-a")
       : transport(io, self, size, kToken, dir, std::move(node), kSmallRing) {
-    for (auto ch : {PeerChannel::Control, PeerChannel::Exchange, PeerChannel::Analysis})
+    for (auto ch : {ToolPart::Control, ToolPart::Exchange, ToolPart::Analysis})
       transport.set_handler(ch, [this, ch](Rank src, std::span<const std::uint8_t> b) {
         received.push_back({src, ch, {b.begin(), b.end()}});
       });
@@ -104,7 +104,7 @@ std::vector<std::uint8_t> make_payload(std::uint32_t src, std::uint32_t index) {
   for (std::size_t i = 8; i < size; ++i) p[i] = static_cast<std::uint8_t>(i * 31 + index + src);
   return p;
 }
-PeerChannel channel_of(std::uint32_t index) { return static_cast<PeerChannel>(index % 3); }
+ToolPart channel_of(std::uint32_t index) { return static_cast<ToolPart>(index % 3); }
 
 // Every message from `src`, in sending order, unchanged.
 void check_stream(const std::vector<Message>& got, std::uint32_t src, std::uint32_t count) {
@@ -182,12 +182,12 @@ TEST_CASE("shm transport: a sleeping receiver is woken, a busy one is not", "[sh
   Tool a(Rank{0}, 2, dir.path), b(Rank{1}, 2, dir.path);
   connect(a, b);
   const std::uint8_t first[] = {1, 2, 3};
-  a.transport.send(Rank{1}, PeerChannel::Exchange, first);
+  a.transport.send(Rank{1}, ToolPart::Exchange, first);
   REQUIRE(b.run_until([&] { return b.received.size() == 1; }));
   // The ring existed before the receiver attached it: nobody slept yet.
   REQUIRE(a.transport.stats().wakeups_sent == 0);
   // A receiver that has not announced a sleep costs the sender no call.
-  a.transport.send(Rank{1}, PeerChannel::Exchange, first);
+  a.transport.send(Rank{1}, ToolPart::Exchange, first);
   REQUIRE(a.transport.stats().wakeups_sent == 0);
   REQUIRE(b.run_until([&] { return b.received.size() == 2; }));
 
@@ -204,11 +204,11 @@ TEST_CASE("shm transport: a sleeping receiver is woken, a busy one is not", "[sh
   });
   while (!asleep.load()) std::this_thread::yield();
   const std::uint8_t second[] = {4, 5};
-  a.transport.send(Rank{1}, PeerChannel::Analysis, second);
+  a.transport.send(Rank{1}, ToolPart::Analysis, second);
   CHECK(a.transport.stats().wakeups_sent == 1);
   tb.join();
   REQUIRE(woke);
-  REQUIRE(b.received[2].ch == PeerChannel::Analysis);
+  REQUIRE(b.received[2].ch == ToolPart::Analysis);
   REQUIRE(b.received[2].bytes == std::vector<std::uint8_t>{4, 5});
 }
 
@@ -221,7 +221,7 @@ TEST_CASE("shm transport: tools on different nodes and loopback go over TCP", "[
   for (std::uint32_t i = 0; i < kCount; ++i) a.transport.send(Rank{1}, channel_of(i), make_payload(0, i));
   // To itself: delivered from the loop later, never inside send().
   const std::uint8_t self_msg[] = {9};
-  a.transport.send(Rank{0}, PeerChannel::Control, self_msg);
+  a.transport.send(Rank{0}, ToolPart::Control, self_msg);
   REQUIRE(a.received.empty());
   bool b_ok = false;
   std::thread tb([&] { b_ok = b.run_until([&] { return b.received.size() == kCount; }); });
@@ -271,7 +271,7 @@ TEST_CASE("shm transport: a stranger's ring on the doorbell is refused", "[shm_t
     ::close(s);
   }
   const std::uint8_t real[] = {7};
-  a.transport.send(Rank{1}, PeerChannel::Exchange, real);
+  a.transport.send(Rank{1}, ToolPart::Exchange, real);
   REQUIRE(b.run_until([&] { return b.received.size() == 1; }));
   CHECK(b.transport.stats().refused_connections == 1);
   CHECK(b.received[0].bytes == std::vector<std::uint8_t>{7});

@@ -571,8 +571,8 @@ namespace {
 
 class NullTransport final : public PeerTransport {
  public:
-  void send(Rank, PeerChannel, std::span<const std::uint8_t>) override {}
-  void set_handler(PeerChannel, Handler) override {}
+  void send(Rank, ToolPart, std::span<const std::uint8_t>) override {}
+  void set_handler(ToolPart, Handler) override {}
   Rank self() const override { return Rank{1}; }
   std::uint32_t size() const override { return 3; }
 };

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "support/engine_sim.h"
+#include "../../engines/vclock/clock_codec.h"
 
 using namespace vcx;
 using namespace vcx::sim;
@@ -914,7 +915,7 @@ TEST_CASE("engine: registering a group again must name the same members", "[engi
 TEST_CASE("engine: malformed tool messages are fatal, not misread", "[engine]") {
   EngineSim sim(2, 1);
   const std::vector<std::uint8_t> shortmsg{1, 0, 0};  // a Signal header cut short
-  sim.net().send(Rank{0}, Rank{1}, PeerChannel::Exchange, shortmsg);
+  sim.net().send(Rank{0}, Rank{1}, ToolPart::Exchange, shortmsg);
   CHECK_THROWS_AS(sim.drain(), SimFatal);
   EngineSim sim2(2, 1);
   // A well-formed header claiming a clock of another width.
@@ -922,7 +923,7 @@ TEST_CASE("engine: malformed tool messages are fatal, not misread", "[engine]") 
   wide[0] = 1;   // Signal
   wide[4] = 3;   // width 3 in a world of 2
   wide[24] = 1;  // seq 1
-  sim2.net().send(Rank{0}, Rank{1}, PeerChannel::Exchange, wide);
+  sim2.net().send(Rank{0}, Rank{1}, ToolPart::Exchange, wide);
   CHECK_THROWS_AS(sim2.drain(), SimFatal);
 }
 
@@ -1554,9 +1555,9 @@ WireCount run_traffic(std::uint32_t n, std::uint64_t seed, std::uint64_t diff_by
   o.set("vclock.diff-bytes", std::to_string(diff_bytes));
   EngineSim sim(n, seed, o);
   WireCount w;
-  sim.net().set_tap([&](bool delivered, Rank, Rank, PeerChannel ch,
+  sim.net().set_tap([&](bool delivered, Rank, Rank, ToolPart ch,
                         std::span<const std::uint8_t> bytes) {
-    if (delivered || ch != PeerChannel::Exchange) return;
+    if (delivered || ch != ToolPart::Exchange) return;
     const auto type = static_cast<vclock::MsgType>(bytes[0]);
     if (type == vclock::MsgType::DiffOffer) ++w.offers;
     if (type == vclock::MsgType::DiffDecline) ++w.declines;
@@ -1652,7 +1653,7 @@ TEST_CASE("engine: clocks that break the differential protocol are fatal, with o
   keeps[1] = static_cast<std::uint8_t>(vclock::ClockEncoding::Dense32) | vclock::kEncodingKeep;
   keeps[4] = 2;   // width
   keeps[24] = 1;  // seq 1
-  sim.net().send(Rank{0}, Rank{1}, PeerChannel::Exchange, keeps);
+  sim.net().send(Rank{0}, Rank{1}, ToolPart::Exchange, keeps);
   CHECK_THROWS_WITH(sim.drain(), Contains("same vclock.diff-bytes"));
 
   // A delta to an engine that keeps every pair's baseline is fine; a plain
@@ -1662,13 +1663,13 @@ TEST_CASE("engine: clocks that break the differential protocol are fatal, with o
   EngineSim sim2(2, 1, all);
   std::vector<std::uint8_t> plain = keeps;
   plain[1] = static_cast<std::uint8_t>(vclock::ClockEncoding::Dense32);
-  sim2.net().send(Rank{0}, Rank{1}, PeerChannel::Exchange, plain);
+  sim2.net().send(Rank{0}, Rank{1}, ToolPart::Exchange, plain);
   CHECK_THROWS_WITH(sim2.drain(), Contains("same vclock.diff-bytes"));
 
   // A DiffDecline for an offer never made.
   EngineSim sim3(2, 1, all);
   std::vector<std::uint8_t> decline(32, 0);
   decline[0] = static_cast<std::uint8_t>(vclock::MsgType::DiffDecline);
-  sim3.net().send(Rank{0}, Rank{1}, PeerChannel::Exchange, decline);
+  sim3.net().send(Rank{0}, Rank{1}, ToolPart::Exchange, decline);
   CHECK_THROWS_WITH(sim3.drain(), Contains("DiffDecline"));
 }

@@ -1,8 +1,9 @@
-// Locks in the vclock engine (Acquire/Release ops, engines/vclock/resources.cpp),
-// black box through the built plugin: depositions serve exclusive requests
-// first come first served and grant shared ones whenever no exclusive holder
-// exists, side by side; an exclusive grant carries the last exclusive release
-// and every shared release since, a shared grant the last exclusive release
+// Locks in the vclock engine (Acquire/Release ops; engines/vclock/
+// lock_requests.h and lock_deposition.h), black box through the built
+// plugin: depositions serve exclusive requests first come first served and
+// grant shared ones whenever no exclusive holder exists, side by side; an
+// exclusive grant carries the last exclusive release and every shared
+// release since, a shared grant the last exclusive release
 // (docs/clock-rules.md, "One-sided communication").
 //
 // The grant order is decided at run time; support/engine_sim.h logs it from

@@ -21,6 +21,7 @@
 
 #include "launcher/launcher.h"
 #include "launcher/process.h"
+#include "launcher/where_report.h"
 
 namespace vcx::launcher {
 namespace {

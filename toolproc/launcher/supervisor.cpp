@@ -19,11 +19,12 @@
 
 #include "launcher/commands.h"
 #include "launcher/console.h"
-#include "launcher/matches_report.h"
 #include "launcher/process.h"
-#include "launcher/race_report.h"
+#include "launcher/progress_line.h"
+#include "launcher/run_reports.h"
 #include "launcher/session.h"
 #include "launcher/stats.h"
+#include "launcher/where_report.h"
 #include "vcx/atomic_file.h"
 #include "vcx/session_layout.h"
 
@@ -60,7 +61,10 @@ milliseconds until(Clock::time_point now, Clock::time_point then) {
 class Supervisor {
  public:
   Supervisor(const Plan& plan, const Environment& env)
-      : plan_(plan), env_(env), session_(Session::create(plan.session_parent)) {
+      : plan_(plan),
+        env_(env),
+        session_(Session::create(plan.session_parent)),
+        progress_(session_.dir(), plan.options.nprocs) {
     if (plan_.options.keep_session) session_.keep();
   }
 
@@ -219,7 +223,8 @@ class Supervisor {
         clear_progress();
         return;
       }
-      if (plan_.progress && !app_done) show_progress(now);
+      if (plan_.progress && !app_done)
+        if (auto line = progress_.due(now)) write_progress_line("\r\033[K" + *line);
 
       if (app_done && !tool_done) {
         if (!tool_term_sent && now >= tool_stop_at) {
@@ -253,7 +258,12 @@ class Supervisor {
       }
       next = std::min(next, force_kill_at);
       const int sig = signals_->wait(std::max(milliseconds(1), until(now, next)));
-      if (sig == SIGUSR1 && !app_done) report_where();
+      if (sig == SIGUSR1 && !app_done) {
+        const auto lines =
+            where_the_ranks_are(session_.dir(), plan_.options.nprocs, ++where_requests_, kWhereWait);
+        clear_progress();
+        for (const std::string& line : lines) say(line);
+      }
       if (!SignalScope::is_termination(sig)) continue;
       now = Clock::now();
       if (interrupted_ == 0) {
@@ -278,85 +288,6 @@ class Supervisor {
     for (const auto& entry : std::filesystem::directory_iterator(from, ec))
       std::filesystem::copy_file(entry.path(), to / entry.path().filename(),
                                  std::filesystem::copy_options::overwrite_existing, ec);
-  }
-
-  // SIGUSR1: where each rank is. The tools answer a numbered request in the
-  // session directory with the last call they read and their rank's stacks.
-  void report_where() {
-    const std::uint64_t number = ++where_requests_;
-    write_file_atomically(session::file(session_.dir(), session::kWhereRequest),
-                          std::to_string(number) + "\n", nullptr);
-    const int ranks = plan_.options.nprocs;
-    std::vector<std::string> answers(static_cast<std::size_t>(ranks));
-    std::vector<bool> have(static_cast<std::size_t>(ranks), false);
-    const auto give_up = Clock::now() + kWhereWait;
-    for (int left = ranks; left > 0 && Clock::now() < give_up;) {
-      for (int r = 0; r < ranks; ++r) {
-        const auto i = static_cast<std::size_t>(r);
-        if (have[i]) continue;
-        const std::string path =
-            session::where_answer(session_.dir(), static_cast<std::uint32_t>(r), number);
-        std::ifstream in(path);
-        if (!in) continue;
-        std::stringstream text;
-        text << in.rdbuf();
-        answers[i] = text.str();
-        have[i] = true;
-        --left;
-        std::remove(path.c_str());
-      }
-      if (left > 0) std::this_thread::sleep_for(milliseconds(50));
-    }
-    clear_progress();
-    say("where the ranks are:");
-    for (int r = 0; r < ranks; ++r) {
-      const auto i = static_cast<std::size_t>(r);
-      if (!have[i]) {
-        say("  rank " + std::to_string(r) + ": no answer from its tool within " +
-            seconds_text(kWhereWait));
-        continue;
-      }
-      std::istringstream lines(answers[i]);
-      for (std::string line; std::getline(lines, line);) say("  " + line);
-    }
-    say(kWhereEnd);
-  }
-
-  // The progress line: from the tools' progress-<rank> files, once a second
-  // after the first few, on stderr (a terminal: plan_.progress says so).
-  void show_progress(Clock::time_point now) {
-    if (progress_start_ == Clock::time_point{}) {
-      progress_start_ = now;
-      progress_next_ = now + std::chrono::seconds(3);
-    }
-    if (now < progress_next_) return;
-    progress_next_ = now + std::chrono::seconds(1);
-    std::uint64_t events = 0;
-    int finished = 0;
-    for (int r = 0; r < plan_.options.nprocs; ++r) {
-      std::ifstream in(session::progress(session_.dir(), static_cast<std::uint32_t>(r)));
-      unsigned long long n = 0;
-      std::string state;
-      if (in >> n >> state) {
-        events += n;
-        if (state == "finalized" || state == "crashed") ++finished;
-      }
-    }
-    const double secs = std::chrono::duration<double>(now - progress_start_).count();
-    const double rate =
-        progress_last_time_ > 0 ? static_cast<double>(events - progress_last_events_) /
-                                      (secs - progress_last_time_)
-                                : 0.0;
-    progress_last_events_ = events;
-    progress_last_time_ = secs;
-    char head[48];
-    std::snprintf(head, sizeof head, "\r\033[Kvcx: %.0f s, ", secs);
-    const std::string rate_part =
-        rate > 0 ? count_text(rate) + "events/s, " : std::string();
-    const std::string line = std::string(head) + count_text(static_cast<double>(events)) +
-                             "events, " + rate_part + std::to_string(finished) + " of " +
-                             std::to_string(plan_.options.nprocs) + " ranks finished";
-    write_progress_line(line);
   }
 
   // Ctrl-Z stopped the application job: stop with it so that the shell gets
@@ -449,8 +380,8 @@ class Supervisor {
     if (interrupted_ != 0 && app_.started() && app_.group_alive()) app_.signal_group(SIGKILL);
 
     const bool app_ran = app_.started() && !app_stopped_unattached_;
-    if (app_ran) code = report_analyses(code);
-    if (app_ran && plan_.options.view && plan_.trace_dir) write_view(*plan_.trace_dir);
+    if (app_ran) code = report_analyses(plan_, session_.dir(), code);
+    if (app_ran && plan_.options.view && plan_.trace_dir) write_view(plan_, env_, *plan_.trace_dir);
     if (plan_.matches_record) copy_matches_record();
     StatsReport stats = read_stats(session_.dir());
     if (app_ended_at_ && tool_ended_at_)
@@ -478,68 +409,6 @@ class Supervisor {
     return code;
   }
 
-  // --view: the trace's page, by vcx-trace beside this program.
-  void write_view(const std::string& dir) {
-    SpawnRequest req;
-    req.file = plan_.paths.trace_tool;
-    req.argv = {req.file, "view", dir};
-    // The analyses' findings of the run go into the page too.
-    if (plan_.options.report_file && !plan_.options.analyses.empty())
-      req.argv.insert(req.argv.end(), {"--report", *plan_.options.report_file});
-    req.env = env_.entries();
-    req.stdin_mode = Stream::DevNull;
-    req.stdout_mode = Stream::DevNull;
-    try {
-      Child view = Child::spawn(req);
-      view.wait();
-      if (view.status() && view.status()->success())
-        say("view of the run: " + dir + "/view.html");
-      else
-        say("--view: vcx-trace view " + dir + " failed (" +
-            (view.status() ? view.status()->describe() : std::string("no status")) +
-            "); the trace is there for another try");
-    } catch (const std::runtime_error& e) {
-      say(std::string("--view: ") + e.what());
-    }
-  }
-
-  // The analyses' reports: text on stderr, JSON in --report. Returns the
-  // exit code, which --race-exit-code replaces when races were found.
-  int report_analyses(int code) {
-    if (plan_.options.analyses.empty()) return code;
-    // Source lines come from the files on this machine, never from a
-    // debuginfod server.
-    ::unsetenv("DEBUGINFOD_URLS");
-    nlohmann::json findings = nlohmann::json::array();
-    std::size_t races = 0;
-    if (runs_analysis(plan_.options, "race")) {
-      const RaceReport race = build_race_report(session_.dir() + "/race", plan_.options.nprocs);
-      for (const auto& p : race.problems) say(p);
-      std::fputs(race.text.c_str(), stderr);
-      findings.insert(findings.end(), race.findings.begin(), race.findings.end());
-      races = race.races;
-    }
-    if (runs_analysis(plan_.options, "matches")) {
-      const MatchesReport m =
-          build_matches_report(session_.dir() + "/matches", plan_.options.nprocs);
-      for (const auto& p : m.problems) say(p);
-      std::fputs(m.text.c_str(), stderr);
-      findings.insert(findings.end(), m.findings.begin(), m.findings.end());
-    }
-    std::fflush(stderr);
-    if (plan_.options.report_file) {
-      std::vector<std::string> program{plan_.options.program};
-      program.insert(program.end(), plan_.options.program_args.begin(),
-                     plan_.options.program_args.end());
-      std::ofstream f(*plan_.options.report_file);
-      f << report_document(program, plan_.options.nprocs, findings).dump(2) << '\n';
-      if (!f) say("cannot write the report " + *plan_.options.report_file);
-    }
-    if (races > 0 && plan_.options.race_exit_code && code != kExitToolFailure)
-      return *plan_.options.race_exit_code;
-    return code;
-  }
-
   const Plan& plan_;
   const Environment& env_;
   Session session_;
@@ -550,9 +419,7 @@ class Supervisor {
   int interrupted_ = 0;
   std::uint64_t where_requests_ = 0;
   bool app_stopped_unattached_ = false;  // stopped because the tool job never got ready
-  Clock::time_point progress_start_{}, progress_next_{};
-  std::uint64_t progress_last_events_ = 0;
-  double progress_last_time_ = 0;
+  ProgressLine progress_;
   bool tool_failed_ = false;
   // When supervise() saw each job end: the tools' lag at the end of the run.
   std::optional<Clock::time_point> app_ended_at_, tool_ended_at_;

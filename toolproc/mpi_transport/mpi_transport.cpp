@@ -74,7 +74,7 @@ struct Arrival {
 };
 
 struct Loopback {
-  PeerChannel channel = PeerChannel::Control;
+  ToolPart channel = ToolPart::Control;
   Buffer bytes;
 };
 
@@ -84,7 +84,7 @@ struct MpiTransport::Impl {
   MPI_Comm comm = MPI_COMM_NULL;
   Rank self{};
   std::uint32_t size = 0;
-  std::array<Handler, kPeerChannels> handlers;
+  std::array<Handler, kToolParts> handlers;
   ErrorHandler on_error;
   TransportStats stats;
 
@@ -195,7 +195,7 @@ struct MpiTransport::Impl {
       Buffer bytes = std::move(a.bytes);
       arrivals.pop_front();
       // A handler may send (and so take buffers); nothing here is touched.
-      if (deliver && tag >= 0 && static_cast<std::size_t>(tag) < kPeerChannels) {
+      if (deliver && tag >= 0 && static_cast<std::size_t>(tag) < kToolParts) {
         ++stats.messages_received;
         stats.bytes_received += bytes.size();
         if (const Handler& h = handlers[static_cast<std::size_t>(tag)]) h(src, bytes);
@@ -212,7 +212,7 @@ struct MpiTransport::Impl {
     std::size_t n = loopback.size();
     const std::size_t delivered = n;
     for (; n > 0; --n) {
-      const PeerChannel ch = loopback.front().channel;
+      const ToolPart ch = loopback.front().channel;
       Buffer bytes = std::move(loopback.front().bytes);
       loopback.pop_front();
       if (const Handler& h = handlers[static_cast<std::size_t>(ch)]) h(self, bytes);
@@ -243,7 +243,7 @@ MpiTransport::~MpiTransport() {
 }
 
 void MpiTransport::set_error_handler(ErrorHandler h) { impl_->on_error = std::move(h); }
-void MpiTransport::set_handler(PeerChannel ch, Handler h) {
+void MpiTransport::set_handler(ToolPart ch, Handler h) {
   impl_->handlers[static_cast<std::size_t>(ch)] = std::move(h);
 }
 Rank MpiTransport::self() const { return impl_->self; }
@@ -254,7 +254,7 @@ std::size_t MpiTransport::sends_in_flight() const { return impl_->in_flight; }
 
 bool MpiTransport::flushed() const { return impl_->in_flight == 0 && impl_->loopback.empty(); }
 
-void MpiTransport::send(Rank dst, PeerChannel ch, std::span<const std::uint8_t> payload) {
+void MpiTransport::send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) {
   Impl& m = *impl_;
   if (m.closing) return;
   ++m.stats.messages_sent;

@@ -61,7 +61,7 @@ ToolProcess::ToolProcess(ToolOptions opts, Rank rank, std::uint32_t size)
       rank_(rank),
       size_(size),
       termination_(rank, size, [this](Rank dst, std::span<const std::uint8_t> b) {
-        transport_->send(dst, PeerChannel::Control, b);
+        transport_->send(dst, ToolPart::Control, b);
       }) {}
 
 ToolProcess::~ToolProcess() {
@@ -74,10 +74,10 @@ ToolProcess::~ToolProcess() {
 std::string ToolProcess::prepare() {
   peers_.emplace(io_, opts_, rank_, size_);
   transport_ = &peers_->transport();
-  transport_->set_handler(PeerChannel::Control, [this](Rank src, std::span<const std::uint8_t> b) {
+  transport_->set_handler(ToolPart::Control, [this](Rank src, std::span<const std::uint8_t> b) {
     on_control_message(src, b);
   });
-  transport_->set_handler(PeerChannel::Analysis, [this](Rank src, std::span<const std::uint8_t> b) {
+  transport_->set_handler(ToolPart::Analysis, [this](Rank src, std::span<const std::uint8_t> b) {
     on_analysis_message(src, b);
   });
   transport_->set_error_handler([this](Rank peer, const std::string& what) {
@@ -171,7 +171,7 @@ class ToolProcess::ModuleLink final : public AnalysisLink {
     buf_[0] = id_;
     if (!payload.empty()) std::memcpy(buf_.data() + 1, payload.data(), payload.size());
     ++tool_.analysis_counts_.sent;
-    tool_.transport_->send(dst, PeerChannel::Analysis, buf_);
+    tool_.transport_->send(dst, ToolPart::Analysis, buf_);
   }
   void set_handler(Handler h) override { handler_ = std::move(h); }
   const std::string& name() const { return name_; }

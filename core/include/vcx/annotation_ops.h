@@ -11,42 +11,23 @@ namespace vcx {
 
 inline void push_annotated_signal(ExchangeControl& ctl, Rank target, QueueId queue,
                                   CallProgram& out) {
-  Op op;
-  op.kind = OpKind::Signal;
-  op.peer = target;
-  op.queue = queue;
-  op.value = ctl.reserve_send(target, queue).seq;
-  out.push(op);
+  out.push(Op::signal(ctl.reserve_send(target, queue)));
 }
 
 inline void push_annotated_wait(ExchangeControl& ctl, Rank origin, QueueId queue,
                                 CallProgram& out) {
   const ReceiveToken tok = ctl.new_receive(false);
   ctl.bind_receive(tok, origin, queue);
-  Op op;
-  op.kind = OpKind::Wait;
-  op.value = tok.value;
-  out.push(op);
+  out.push(Op::wait(tok));
 }
 
-inline void push_resource_deposit(Rank deposition, QueueId resource, CallProgram& out) {
-  Op op;
-  op.peer = deposition;
-  op.queue = resource;
-  op.flags = kResourceDeposit;
-  op.kind = OpKind::Acquire;
-  out.push(op);
-  op.kind = OpKind::Release;
-  out.push(op);
+inline void push_resource_deposit(Rank deposition, std::uint64_t resource, CallProgram& out) {
+  out.push(Op::acquire(deposition, resource, kResourceDeposit));
+  out.push(Op::release(deposition, resource, kResourceDeposit));
 }
 
-inline void push_resource_fetch(Rank deposition, QueueId resource, CallProgram& out) {
-  Op op;
-  op.peer = deposition;
-  op.queue = resource;
-  op.flags = kResourceShared | kResourceFetch;
-  op.kind = OpKind::Acquire;
-  out.push(op);
+inline void push_resource_fetch(Rank deposition, std::uint64_t resource, CallProgram& out) {
+  out.push(Op::acquire(deposition, resource, kResourceShared | kResourceFetch));
 }
 
 }  // namespace vcx

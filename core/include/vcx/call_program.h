@@ -78,8 +78,8 @@ enum ResourceFlags : std::uint16_t {
   // is in, and a release that adds its clock to the resource's deposits.
   kResourceDeposit = 1u << 1,
   // An annotated fetch (vcx_annotate_resource_wait), with kResourceShared:
-  // granted when no deposit is in progress, merges every deposit so far,
-  // holds nothing (no release follows).
+  // granted at once, merges every deposit granted before it (its clock
+  // waits for those deposits' clocks), holds nothing (no release follows).
   kResourceFetch = 1u << 2,
   // An acquisition the holder may keep as a lease after its release, under
   // the application's key Op::lease_object/lease_target (lease_table.h).
@@ -151,6 +151,96 @@ struct Op {
   // Signal, Wait of a message: its size in bytes when the translator knows
   // it (traces), else 0.
   std::uint64_t bytes = 0;
+
+  // One constructor per kind, setting the fields that kind reads.
+  static Op signal(const SendToken& t, std::uint16_t flags = 0, std::uint64_t bytes = 0) {
+    Op op = of(OpKind::Signal, flags);
+    op.peer = t.dst;
+    op.queue = t.queue;
+    op.value = t.seq;
+    op.bytes = bytes;
+    return op;
+  }
+  static Op wait(ReceiveToken t, std::uint16_t flags = 0, std::uint64_t bytes = 0) {
+    Op op = of(OpKind::Wait, flags);
+    op.value = t.value;
+    op.bytes = bytes;
+    return op;
+  }
+  static Op snapshot(ReceiveToken t) {
+    Op op = of(OpKind::Snapshot);
+    op.value = t.value;
+    return op;
+  }
+  static Op wait_ack(const SendToken& t) {
+    Op op = of(OpKind::WaitAck);
+    op.peer = t.dst;
+    op.queue = t.queue;
+    op.value = t.seq;
+    return op;
+  }
+  static Op contribute(const CollectiveRef& c, std::uint16_t flags = 0) {
+    Op op = of(OpKind::CollectiveContribute, flags);
+    op.collective = c;
+    return op;
+  }
+  static Op complete(const CollectiveRef& c) {
+    Op op = of(OpKind::CollectiveComplete);
+    op.collective = c;
+    return op;
+  }
+  // The resource `resource` held at `deposition` (flags: ResourceFlags).
+  static Op acquire(Rank deposition, std::uint64_t resource, std::uint16_t flags) {
+    Op op = of(OpKind::Acquire, flags);
+    op.peer = deposition;
+    op.queue = QueueId{resource, 0};
+    return op;
+  }
+  static Op release(Rank deposition, std::uint64_t resource, std::uint16_t flags) {
+    Op op = acquire(deposition, resource, flags);
+    op.kind = OpKind::Release;
+    return op;
+  }
+  static Op retire(std::uint64_t resource) {
+    Op op = of(OpKind::Retire);
+    op.queue = QueueId{resource, 0};
+    return op;
+  }
+  static Op end_leases(std::uint64_t object) {
+    Op op = of(OpKind::EndLeases);
+    op.lease_object = object;
+    return op;
+  }
+  // A write of `value` to `flag` at PE `pe`, named `id` (flags: FlagMode bits).
+  static Op flag_write(Rank pe, std::uint64_t flag, std::uint64_t value, std::uint64_t id,
+                       std::uint16_t bits) {
+    Op op = of(OpKind::FlagWrite, bits);
+    op.peer = pe;
+    op.queue = QueueId{flag, value};
+    op.value = id;
+    return op;
+  }
+  static Op flag_value(Rank pe, std::uint64_t flag, std::uint64_t value, std::uint64_t id,
+                       std::uint16_t bits) {
+    Op op = flag_write(pe, flag, value, id, bits);
+    op.kind = OpKind::FlagValue;
+    return op;
+  }
+  // A wait on `flag` of PE `pe` (this one) that read `value`.
+  static Op flag_wait(Rank pe, std::uint64_t flag, std::uint64_t value, std::uint16_t bits) {
+    Op op = of(OpKind::FlagWait, bits);
+    op.peer = pe;
+    op.queue = QueueId{flag, value};
+    return op;
+  }
+
+ private:
+  static Op of(OpKind kind, std::uint16_t flags = 0) {
+    Op op;
+    op.kind = kind;
+    op.flags = flags;
+    return op;
+  }
 };
 
 class CallProgram {

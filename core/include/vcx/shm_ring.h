@@ -57,7 +57,7 @@ enum class PeerRecordKind : std::uint8_t {
 
 struct PeerRecord {
   std::uint32_t length;  // payload bytes (Padding: bytes to skip)
-  std::uint8_t channel;  // PeerChannel
+  std::uint8_t channel;  // ToolPart
   PeerRecordKind kind;
   std::uint16_t reserved;
 };
@@ -93,7 +93,7 @@ class PeerRingWriter {
   std::uint32_t max_chunk() const noexcept { return max_chunk_; }
   // Writes one record (len <= max_chunk()) if there is room, without
   // publishing it; false when the ring is full.
-  bool try_write(PeerChannel ch, PeerRecordKind kind, const std::uint8_t* data,
+  bool try_write(ToolPart ch, PeerRecordKind kind, const std::uint8_t* data,
                  std::uint32_t len) noexcept;
   // Makes the records written so far visible. True when the reader sleeps
   // and must be woken (the wake-up is claimed: exactly one caller gets true).
@@ -124,7 +124,7 @@ class PeerRingReader {
   explicit PeerRingReader(PeerRingControl* c);
 
   struct Record {
-    PeerChannel channel;
+    ToolPart channel;
     PeerRecordKind kind;  // Last or More
     std::span<const std::uint8_t> payload;  // in the ring, valid until pop()
   };

@@ -31,8 +31,8 @@ class TcpTransport final : public ToolTransport {
   // True when every queued message has been handed to the kernel.
   bool flushed() const override;
 
-  void send(Rank dst, PeerChannel ch, std::span<const std::uint8_t> payload) override;
-  void set_handler(PeerChannel ch, Handler h) override;
+  void send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) override;
+  void set_handler(ToolPart ch, Handler h) override;
   Rank self() const override { return self_; }
   std::uint32_t size() const override { return size_; }
   const TransportStats& stats() const override { return stats_; }
@@ -46,7 +46,7 @@ class TcpTransport final : public ToolTransport {
   void start_accept();
   void start_read(const std::shared_ptr<Incoming>& in);
   void parse(const std::shared_ptr<Incoming>& in);
-  void deliver(Rank src, PeerChannel ch, std::span<const std::uint8_t> payload);
+  void deliver(Rank src, ToolPart ch, std::span<const std::uint8_t> payload);
   void report(Rank peer, const std::string& what);
 
   asio::io_context& io_;
@@ -57,8 +57,8 @@ class TcpTransport final : public ToolTransport {
   std::unique_ptr<asio::ip::tcp::acceptor> acceptor_;
   std::vector<std::unique_ptr<Outgoing>> out_;
   std::vector<std::shared_ptr<Incoming>> in_;
-  std::array<Handler, kPeerChannels> handlers_;
-  std::deque<std::pair<PeerChannel, std::vector<std::uint8_t>>> loopback_;
+  std::array<Handler, kToolParts> handlers_;
+  std::deque<std::pair<ToolPart, std::vector<std::uint8_t>>> loopback_;
   bool loopback_posted_ = false;
   bool closing_ = false;
   ErrorHandler on_error_;

@@ -11,21 +11,23 @@
 
 namespace vcx {
 
-// Which part of the tool a message is for.
-enum class PeerChannel : std::uint8_t {
+// Which part of the receiving tool a message between tools is for (each
+// part sets its handler). Not to be confused with the channel, which is
+// what carries an application rank's events to its tool (vcx/channel/).
+enum class ToolPart : std::uint8_t {
   Control = 0,   // the tool process itself (termination, failures)
-  Exchange = 1,  // the vclock module
+  Exchange = 1,  // the exchange engine
   Analysis = 2,  // analysis modules
 };
-inline constexpr std::size_t kPeerChannels = 3;
+inline constexpr std::size_t kToolParts = 3;
 
 class PeerTransport {
  public:
   using Handler = std::function<void(Rank src, std::span<const std::uint8_t> payload)>;
   virtual ~PeerTransport() = default;
   // Queues a message; never blocks the caller. dst may be this process.
-  virtual void send(Rank dst, PeerChannel ch, std::span<const std::uint8_t> payload) = 0;
-  virtual void set_handler(PeerChannel ch, Handler h) = 0;
+  virtual void send(Rank dst, ToolPart part, std::span<const std::uint8_t> payload) = 0;
+  virtual void set_handler(ToolPart part, Handler h) = 0;
   virtual Rank self() const = 0;
   virtual std::uint32_t size() const = 0;
 };

@@ -64,11 +64,11 @@ class Network {
 
   // Sees every message when it is sent and again when it is delivered (just
   // before its handler runs), so that a test can log what engines decided.
-  using Tap = std::function<void(bool delivered, Rank src, Rank dst, PeerChannel ch,
+  using Tap = std::function<void(bool delivered, Rank src, Rank dst, ToolPart ch,
                                  std::span<const std::uint8_t> bytes)>;
   void set_tap(Tap t) { tap_ = std::move(t); }
 
-  void send(Rank src, Rank dst, PeerChannel ch, std::span<const std::uint8_t> bytes) {
+  void send(Rank src, Rank dst, ToolPart ch, std::span<const std::uint8_t> bytes) {
     if (dst.value >= n_)
       throw SimFatal("send to rank " + std::to_string(dst.value) + " of " + std::to_string(n_));
     if (tap_) tap_(false, src, dst, ch, bytes);
@@ -76,7 +76,7 @@ class Network {
         Msg{ch, std::vector<std::uint8_t>(bytes.begin(), bytes.end())});
     ++sent_;
   }
-  void set_handler(Rank self, PeerChannel ch, PeerTransport::Handler h) {
+  void set_handler(Rank self, ToolPart ch, PeerTransport::Handler h) {
     handlers_[self.value][static_cast<std::size_t>(ch)] = std::move(h);
   }
 
@@ -109,13 +109,13 @@ class Network {
 
  private:
   struct Msg {
-    PeerChannel ch;
+    ToolPart ch;
     std::vector<std::uint8_t> bytes;
   };
   std::uint32_t n_;
   std::mt19937_64 rng_;
   std::vector<std::deque<Msg>> queues_;  // index src * n + dst
-  std::vector<std::array<PeerTransport::Handler, kPeerChannels>> handlers_;
+  std::vector<std::array<PeerTransport::Handler, kToolParts>> handlers_;
   Tap tap_;
   std::uint64_t sent_ = 0;
   std::uint64_t delivered_ = 0;
@@ -124,10 +124,10 @@ class Network {
 class SimTransport final : public PeerTransport {
  public:
   SimTransport(Network& net, Rank self, std::uint32_t size) : net_(net), self_(self), size_(size) {}
-  void send(Rank dst, PeerChannel ch, std::span<const std::uint8_t> payload) override {
+  void send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) override {
     net_.send(self_, dst, ch, payload);
   }
-  void set_handler(PeerChannel ch, Handler h) override {
+  void set_handler(ToolPart ch, Handler h) override {
     net_.set_handler(self_, ch, std::move(h));
   }
   Rank self() const override { return self_; }
@@ -792,7 +792,7 @@ class EngineSim {
   EngineSim(std::uint32_t n, std::uint64_t delivery_seed, const Options& options = {},
             const std::string& plugin_dir = VCX_PLUGIN_DIR)
       : net_(n, delivery_seed), ref_(n) {
-    net_.set_tap([this](bool delivered, Rank src, Rank dst, PeerChannel ch,
+    net_.set_tap([this](bool delivered, Rank src, Rank dst, ToolPart ch,
                         std::span<const std::uint8_t> bytes) {
       log_lock_message(delivered, src, dst, ch, bytes);
     });
@@ -1095,10 +1095,10 @@ class EngineSim {
     return s;
   }
 
-  void log_lock_message(bool delivered, Rank src, Rank dst, PeerChannel ch,
+  void log_lock_message(bool delivered, Rank src, Rank dst, ToolPart ch,
                         std::span<const std::uint8_t> bytes) {
     using vclock::MsgType;
-    if (ch != PeerChannel::Exchange || bytes.size() < sizeof(vclock::P2PHeader)) return;
+    if (ch != ToolPart::Exchange || bytes.size() < sizeof(vclock::P2PHeader)) return;
     vclock::P2PHeader h;
     std::memcpy(&h, bytes.data(), sizeof h);
     LockEvent e;

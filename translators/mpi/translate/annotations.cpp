@@ -56,10 +56,10 @@ void MpiTranslator::on_annotate(Call call, const AnnotateEvent& e, ExchangeContr
       return;
     }
     case Call::Annotate_resource_signal:
-      push_resource_deposit(peer, QueueId{resource_id(e.id), 0}, out);
+      push_resource_deposit(peer, resource_id(e.id), out);
       return;
     case Call::Annotate_resource_wait:
-      push_resource_fetch(peer, QueueId{resource_id(e.id), 0}, out);
+      push_resource_fetch(peer, resource_id(e.id), out);
       return;
     default:
       host_.fatal("mpi: unexpected annotation event");

@@ -79,13 +79,7 @@ void MpiTranslator::start_collective(Call call, const CommPtr& c, std::int32_t r
     const QueueId q{c->id.value, kNeighbourQueue + req.collective_init};
     if (!c->out_neighbours.empty()) out.mark_clocked();
     for (const Rank dst : c->out_neighbours) {
-      const SendToken t = ctl.reserve_send(dst, q);
-      Op op;
-      op.kind = OpKind::Signal;
-      op.peer = dst;
-      op.queue = q;
-      op.value = t.seq;
-      out.push(op);
+      out.push(Op::signal(ctl.reserve_send(dst, q)));
     }
     for (const Rank src : c->in_neighbours) {
       const ReceiveToken t = ctl.new_receive(false);
@@ -174,41 +168,27 @@ void MpiTranslator::start_collective(Call call, const CommPtr& c, std::int32_t r
   req.coll = role.participates ? ref : CollectiveRef{};
   req.coll_waits = role.waits;
   if (!role.participates) return;
-  Op op;
-  op.kind = OpKind::CollectiveContribute;
-  op.collective = ref;
   if (blocking) {
     // One call contributes and completes; every participating member is clocked.
     out.mark_clocked();
-    op.flags = kCollectiveBlocking;
-    out.push(op);
-    op.kind = OpKind::CollectiveComplete;
-    op.flags = 0;
-    out.push(op);
+    out.push(Op::contribute(ref, kCollectiveBlocking));
+    out.push(Op::complete(ref));
     return;
   }
   if (role.signals) out.mark_clocked();
-  out.push(op);
+  out.push(Op::contribute(ref));
 }
 
 void MpiTranslator::complete_collective(Request& r, CallProgram& out) {
   if (!r.neighbour_receives.empty()) {
     out.mark_clocked();
-    for (const ReceiveToken t : r.neighbour_receives) {
-      Op op;
-      op.kind = OpKind::Wait;
-      op.value = t.value;
-      out.push(op);
-    }
+    for (const ReceiveToken t : r.neighbour_receives) out.push(Op::wait(t));
     r.neighbour_receives.clear();
     return;
   }
   if (r.coll.instance == 0) return;  // a neighbourhood collective without in-neighbours
   if (r.coll_waits) out.mark_clocked();
-  Op op;
-  op.kind = OpKind::CollectiveComplete;
-  op.collective = r.coll;
-  out.push(op);
+  out.push(Op::complete(r.coll));
 }
 
 }  // namespace vcx::mpi

@@ -11,26 +11,8 @@
 namespace vcx::mpi {
 namespace {
 
-Op token_op(OpKind kind, ReceiveToken t, std::uint16_t flags = 0, std::uint64_t bytes = 0) {
-  Op op;
-  op.kind = kind;
-  op.value = t.value;
-  op.flags = flags;
-  op.bytes = bytes;
-  return op;
-}
-
 std::uint16_t wait_flags(std::int32_t asked_source) {
   return asked_source == kRankAny ? std::uint16_t{kWaitWildcard} : std::uint16_t{0};
-}
-
-Op wait_ack_op(const SendToken& t) {
-  Op op;
-  op.kind = OpKind::WaitAck;
-  op.peer = t.dst;
-  op.queue = t.queue;
-  op.value = t.seq;
-  return op;
 }
 
 bool could_match(const PostedReceive& p, Rank src, std::int32_t tag) {
@@ -46,14 +28,7 @@ SendToken MpiTranslator::emit_send(const CommPtr& c, std::int32_t dest, std::int
   const Rank dst = peer_of(*c, dest);
   const QueueId q = queue_of(*c, tag);
   const SendToken t = ctl.reserve_send(dst, q);
-  Op op;
-  op.kind = OpKind::Signal;
-  op.flags = sync ? kSignalSynchronous : 0;
-  op.peer = dst;
-  op.queue = q;
-  op.value = t.seq;
-  op.bytes = bytes;
-  out.push(op);
+  out.push(Op::signal(t, sync ? kSignalSynchronous : 0, bytes));
   return t;
 }
 
@@ -74,7 +49,7 @@ void MpiTranslator::on_send(Call, const SendEvent& e, ExchangeControl& ctl, Call
     r.comm = c;
     requests_[e.request] = std::move(r);
   } else if (sync) {
-    out.push(wait_ack_op(t));
+    out.push(Op::wait_ack(t));
   }
 }
 
@@ -118,7 +93,7 @@ void MpiTranslator::start_p2p(Request& r, std::uint64_t pc, ExchangeControl& ctl
     case ReqKind::Receive:
       r.receive = post_receive(r.comm, is_forced_source(source) ? source : r.peer, r.tag, pc,
                                ctl);
-      out.push(token_op(OpKind::Snapshot, r.receive));
+      out.push(Op::snapshot(r.receive));
       break;
     default:
       break;
@@ -259,8 +234,8 @@ void MpiTranslator::on_recv(const RecvEvent& e, ExchangeControl& ctl, CallProgra
   resolve_receive(c, t, e.status_source, e.status_tag, ctl);
   c->order.completed(t, ctl);
   if (noting_) noting_->completed(t);
-  out.push(token_op(OpKind::Wait, t, wait_flags(e.source), e.bytes));
-  out.push(token_op(OpKind::Snapshot, t));
+  out.push(Op::wait(t, wait_flags(e.source), e.bytes));
+  out.push(Op::snapshot(t));
 }
 
 void MpiTranslator::on_irecv(const IrecvEvent& e, ExchangeControl& ctl, CallProgram& out) {
@@ -271,7 +246,7 @@ void MpiTranslator::on_irecv(const IrecvEvent& e, ExchangeControl& ctl, CallProg
     r.receive = post_receive(r.comm, e.source, e.tag, e.pc, ctl);
     r.wildcard = e.source == kRankAny;
     // A synchronous sender is answered with the clock at posting time.
-    out.push(token_op(OpKind::Snapshot, r.receive));
+    out.push(Op::snapshot(r.receive));
   }
   requests_[e.request] = std::move(r);
 }
@@ -283,7 +258,7 @@ void MpiTranslator::on_mprobe(const MprobeEvent& e, ExchangeControl& ctl, CallPr
   const CommPtr& c = comm(e.comm);
   const ReceiveToken t = post_receive(c, e.source, e.tag, e.pc, ctl);
   resolve_receive(c, t, e.status_source, e.status_tag, ctl);
-  out.push(token_op(OpKind::Snapshot, t));
+  out.push(Op::snapshot(t));
   messages_[e.message] = {t, c};
   if (e.source == kRankAny) wildcard_messages_.insert(e.message);
 }
@@ -302,7 +277,7 @@ void MpiTranslator::on_mrecv(Call call, const MrecvEvent& e, ExchangeControl& ct
     c->order.completed(token, ctl);
     if (noting_) noting_->completed(token);
     out.mark_clocked();
-    out.push(token_op(OpKind::Wait, token, wildcard ? kWaitWildcard : 0, e.bytes));
+    out.push(Op::wait(token, wildcard ? kWaitWildcard : 0, e.bytes));
     return;
   }
   Request r;
@@ -363,7 +338,7 @@ void MpiTranslator::on_completion(const std::uint8_t* payload, std::size_t size,
         r.comm->order.completed(r.receive, ctl);
         if (noting_) noting_->completed(r.receive);
         out.mark_clocked();
-        out.push(token_op(OpKind::Wait, r.receive, r.wildcard ? kWaitWildcard : 0, c.bytes));
+        out.push(Op::wait(r.receive, r.wildcard ? kWaitWildcard : 0, c.bytes));
         break;
       case ReqKind::SyncSend:
         if (c.cancelled) {
@@ -372,7 +347,7 @@ void MpiTranslator::on_completion(const std::uint8_t* payload, std::size_t size,
           break;
         }
         out.mark_clocked();
-        out.push(wait_ack_op(r.send));
+        out.push(Op::wait_ack(r.send));
         break;
       case ReqKind::Collective:
         complete_collective(r, out);
@@ -407,8 +382,8 @@ void MpiTranslator::on_sendrecv(const SendrecvEvent& e, ExchangeControl& ctl, Ca
     resolve_receive(c, t, e.status_source, e.status_tag, ctl);
     c->order.completed(t, ctl);
     if (noting_) noting_->completed(t);
-    out.push(token_op(OpKind::Wait, t, wait_flags(e.source), e.recv_bytes));
-    out.push(token_op(OpKind::Snapshot, t));
+    out.push(Op::wait(t, wait_flags(e.source), e.recv_bytes));
+    out.push(Op::snapshot(t));
   }
 }
 
@@ -427,7 +402,7 @@ void MpiTranslator::on_isendrecv(const IsendrecvEvent& e, ExchangeControl& ctl,
     r.receive = post_receive(r.comm, e.source, e.recv_tag, e.pc, ctl);
     r.wildcard = e.source == kRankAny;
     r.status_unreliable = e.source == kRankAny || e.recv_tag == kTagAny;
-    out.push(token_op(OpKind::Snapshot, r.receive));
+    out.push(Op::snapshot(r.receive));
   }
   requests_[e.request] = std::move(r);
 }

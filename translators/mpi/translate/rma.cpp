@@ -212,14 +212,7 @@ void MpiTranslator::on_win_group(Family f, const std::uint8_t* payload, std::siz
   if (f == Family::WinPost) {
     // Exposure epoch: tell each origin it may access.
     const QueueId q{w.id.value, kPostQueue};
-    for (const Rank o : group) {
-      Op op;
-      op.kind = OpKind::Signal;
-      op.peer = o;
-      op.queue = q;
-      op.value = ctl.reserve_send(o, q).seq;
-      out.push(op);
-    }
+    for (const Rank o : group) out.push(Op::signal(ctl.reserve_send(o, q)));
     w.exposure = std::move(group);
     return;
   }
@@ -228,10 +221,7 @@ void MpiTranslator::on_win_group(Family f, const std::uint8_t* payload, std::siz
   for (const Rank t : group) {
     const ReceiveToken tok = ctl.new_receive(false);
     ctl.bind_receive(tok, t, q);
-    Op op;
-    op.kind = OpKind::Wait;
-    op.value = tok.value;
-    out.push(op);
+    out.push(Op::wait(tok));
   }
   w.access = std::move(group);
 }
@@ -239,11 +229,8 @@ void MpiTranslator::on_win_group(Family f, const std::uint8_t* payload, std::siz
 void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, CallProgram& out) {
   WinData& w = win(e.win);
   auto acquire = [&](Rank target, bool shared, std::uint16_t lease_flags) {
-    Op op;
-    op.kind = OpKind::Acquire;
-    op.flags = static_cast<std::uint16_t>((shared ? kResourceShared : 0) | lease_flags);
-    op.peer = target;
-    op.queue = QueueId{lock_id(w.id, target), 0};
+    Op op = Op::acquire(target, lock_id(w.id, target),
+                        static_cast<std::uint16_t>((shared ? kResourceShared : 0) | lease_flags));
     // The application names a lock it may lease by window handle and
     // target rank in the window.
     op.lease_object = e.win;
@@ -251,39 +238,25 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
     out.push(op);
   };
   auto release = [&](Rank target, bool shared, std::uint16_t lease_flags) {
-    Op op;
-    op.kind = OpKind::Release;
-    op.flags = static_cast<std::uint16_t>((shared ? kResourceShared : 0) | lease_flags);
-    op.peer = target;
-    op.queue = QueueId{lock_id(w.id, target), 0};
-    out.push(op);
+    out.push(Op::release(target, lock_id(w.id, target),
+                         static_cast<std::uint16_t>((shared ? kResourceShared : 0) | lease_flags)));
   };
   switch (f) {
     case Family::WinFence:
     case Family::WinFree: {
       complete_accesses(w, out, e.pc, [](const WinData::OpenAccess&) { return true; });
       out.mark_clocked();
-      Op op;
-      op.kind = OpKind::CollectiveContribute;
-      op.flags = kCollectiveBlocking;
-      op.collective = CollectiveRef{w.id, ++w.collectives, CollectiveKind::AllToAll, Rank{}};
-      out.push(op);
-      op.kind = OpKind::CollectiveComplete;
-      op.flags = 0;
-      out.push(op);
+      const CollectiveRef fence{w.id, ++w.collectives, CollectiveKind::AllToAll, Rank{}};
+      out.push(Op::contribute(fence, kCollectiveBlocking));
+      out.push(Op::complete(fence));
       if (f == Family::WinFree) {
         // Its memory is no longer exposed (the addresses may come back in
         // another window).
         if (notes_wanted()) out.add_note(NoteKind::RegionEnd, RegionEndNote{space_of(w.id, self_)});
         // No lock on this window is acquired again: its state here can go,
         // and so can this process's leases of its locks.
-        op.kind = OpKind::Retire;
-        op.queue = QueueId{lock_id(w.id, self_), 0};
-        out.push(op);
-        Op end;
-        end.kind = OpKind::EndLeases;
-        end.lease_object = e.win;
-        out.push(end);
+        out.push(Op::retire(lock_id(w.id, self_)));
+        out.push(Op::end_leases(e.win));
         windows_.erase(e.win);
       }
       return;
@@ -292,14 +265,7 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
       complete_accesses(w, out, e.pc, [](const WinData::OpenAccess&) { return true; });
       const QueueId q{w.id.value, kCompleteQueue};
       if (!w.access.empty()) out.mark_clocked();
-      for (const Rank t : w.access) {
-        Op op;
-        op.kind = OpKind::Signal;
-        op.peer = t;
-        op.queue = q;
-        op.value = ctl.reserve_send(t, q).seq;
-        out.push(op);
-      }
+      for (const Rank t : w.access) out.push(Op::signal(ctl.reserve_send(t, q)));
       w.access.clear();
       return;
     }
@@ -312,10 +278,7 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
       for (const Rank o : w.exposure) {
         const ReceiveToken tok = ctl.new_receive(false);
         ctl.bind_receive(tok, o, q);
-        Op op;
-        op.kind = OpKind::Wait;
-        op.value = tok.value;
-        out.push(op);
+        out.push(Op::wait(tok));
       }
       w.exposure.clear();
       return;

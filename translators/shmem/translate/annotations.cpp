@@ -18,8 +18,8 @@ namespace {
 constexpr std::uint64_t kAnnotationQueues = 0x53484d454d414e51ULL;  // "SHMEMANQ"
 constexpr std::uint64_t kAnnotationResources = 0x53484d454d414e52ULL;  // "SHMEMANR"
 
-QueueId resource_queue(std::int64_t resource) {
-  return QueueId{hash_combine(kAnnotationResources, static_cast<std::uint64_t>(resource)), 0};
+std::uint64_t resource_id(std::int64_t resource) {
+  return hash_combine(kAnnotationResources, static_cast<std::uint64_t>(resource));
 }
 
 }  // namespace
@@ -45,10 +45,10 @@ void ShmemTranslator::on_annotate(Call call, const AnnotateEvent& e, ExchangeCon
       return;
     }
     case Call::vcx_annotate_shmem_resource_signal:
-      push_resource_deposit(peer, resource_queue(e.id), out);
+      push_resource_deposit(peer, resource_id(e.id), out);
       return;
     case Call::vcx_annotate_shmem_resource_wait:
-      push_resource_fetch(peer, resource_queue(e.id), out);
+      push_resource_fetch(peer, resource_id(e.id), out);
       return;
     default:
       host_.fatal("shmem: unexpected annotation event");

@@ -50,19 +50,16 @@ void ShmemTranslator::on_flag_write(std::uint64_t seq, const FlagWriteEvent& e, 
     host_.fatal("shmem: a malformed flag write (interceptor and translator from different vcx "
                 "versions?)");
   const std::uint64_t mask = mask_of(e.width);
-  Op op;
-  op.kind = OpKind::FlagWrite;
-  op.peer = Rank{static_cast<std::uint32_t>(e.pe)};
-  op.value = seq;  // the write's name, at its deposition together with this PE
+  const Rank pe{static_cast<std::uint32_t>(e.pe)};
+  // `seq` names the write at its deposition, together with this PE.
   if (e.op == FlagOp::Store) {
-    op.queue = QueueId{flag_id(e.remote), e.operand & mask};
-    op.flags = flag_bits(kFlagStore, e.width, e.is_signed != 0);
+    out.push(Op::flag_write(pe, flag_id(e.remote), e.operand & mask, seq,
+                            flag_bits(kFlagStore, e.width, e.is_signed != 0)));
   } else {
-    op.queue = QueueId{flag_id(e.remote), 0};
-    op.flags = flag_bits(kFlagPending, e.width, e.is_signed != 0);
+    out.push(Op::flag_write(pe, flag_id(e.remote), 0, seq,
+                            flag_bits(kFlagPending, e.width, e.is_signed != 0)));
     announced_[seq] = e;
   }
-  out.push(op);
   // For the analyses a flag write is a synchronisation point of its own:
   // what completed before it (a quiet, a blocking get) must be ordered
   // before the wait that reads the flag, so the write's clock carries a
@@ -100,13 +97,8 @@ void ShmemTranslator::on_flag_result(const FlagResultEvent& e, CallProgram& out)
       break;
     case FlagOp::Store: stored = w.operand & mask; break;
   }
-  Op op;
-  op.kind = OpKind::FlagValue;
-  op.peer = Rank{static_cast<std::uint32_t>(w.pe)};
-  op.queue = QueueId{flag_id(w.remote), stored};
-  op.value = e.announce;
-  op.flags = flag_bits(mode, w.width, w.is_signed != 0);
-  out.push(op);
+  out.push(Op::flag_value(Rank{static_cast<std::uint32_t>(w.pe)}, flag_id(w.remote), stored,
+                         e.announce, flag_bits(mode, w.width, w.is_signed != 0)));
 }
 
 void ShmemTranslator::on_flag_wait(Call call, const FlagWaitEvent& e, CallProgram& out) {
@@ -114,12 +106,8 @@ void ShmemTranslator::on_flag_wait(Call call, const FlagWaitEvent& e, CallProgra
     host_.fatal("shmem: a malformed flag wait (interceptor and translator from different vcx "
                 "versions?)");
   out.mark_clocked();
-  Op op;
-  op.kind = OpKind::FlagWait;
-  op.peer = self_;
-  op.queue = QueueId{flag_id(e.addr), e.value & mask_of(e.width)};
-  op.flags = flag_bits(kFlagPending, e.width, e.is_signed != 0);
-  out.push(op);
+  out.push(Op::flag_wait(self_, flag_id(e.addr), e.value & mask_of(e.width),
+                        flag_bits(kFlagPending, e.width, e.is_signed != 0)));
   note_flag_observed(e, out);
   (void)call;
 }

@@ -117,40 +117,27 @@ void ShmemTranslator::on_collective(Call call, const CollectiveEvent& e, bool on
   // A blocking call: every member is clocked, contributes and completes.
   out.mark_clocked();
   if (completes_data(call)) complete_accesses(0, false, out);
-  Op op;
-  op.kind = OpKind::CollectiveContribute;
-  op.flags = kCollectiveBlocking;
-  op.collective = ref;
-  out.push(op);
-  op.kind = OpKind::CollectiveComplete;
-  op.flags = 0;
-  out.push(op);
+  out.push(Op::contribute(ref, kCollectiveBlocking));
+  out.push(Op::complete(ref));
 }
 
 void ShmemTranslator::on_lock(Call call, const LockEvent& e, CallProgram& out) {
   const std::uint64_t id = lock_id(e.lock);
-  Op op;
-  op.peer = Rank{static_cast<std::uint32_t>(mix64(id) % world_size_)};
-  op.queue = QueueId{id, 0};
+  const Rank deposition{static_cast<std::uint32_t>(mix64(id) % world_size_)};
   if (kCallFamily[static_cast<std::size_t>(call)] == Family::LockClear) {
     // The release: deposit (an exclusive acquisition that merges nothing,
     // then the release that adds this clock to the lock's deposits). It
     // completes the critical region's puts first.
     out.mark_clocked();
     complete_accesses(0, false, out);
-    op.flags = kResourceDeposit;
-    op.kind = OpKind::Acquire;
-    out.push(op);
-    op.kind = OpKind::Release;
-    out.push(op);
+    out.push(Op::acquire(deposition, id, kResourceDeposit));
+    out.push(Op::release(deposition, id, kResourceDeposit));
     return;
   }
   if (!e.acquired) return;  // shmem_test_lock found the lock taken
   // The acquisition: fetch every release so far.
   out.mark_clocked();
-  op.flags = kResourceShared | kResourceFetch;
-  op.kind = OpKind::Acquire;
-  out.push(op);
+  out.push(Op::acquire(deposition, id, kResourceShared | kResourceFetch));
 }
 
 void ShmemTranslator::on_data(Call call, const DataEvent& e, CallProgram& out) {
