@@ -1,10 +1,11 @@
-// vcx-run's flow: check everything (the options, the program, the
-// installation, the modules and plugin options), plan the run (plan.h), then
-// run it (supervisor.h) with the jobs' commands (commands.h).
+// vcx-run's flow: read the options (options.h), check everything and plan
+// the run (planning.h, plan.h), then run it (supervisor.h) with the jobs'
+// commands (commands.h).
 #pragma once
 
 #include "launcher/commands.h"
 #include "launcher/plan.h"
+#include "launcher/planning.h"
 #include "launcher/supervisor.h"
 
 namespace vcx::launcher {
