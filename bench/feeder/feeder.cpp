@@ -108,7 +108,7 @@ void pin(int cpu) {
 // Messages to other tools: copied (as a transport would) and counted.
 class SinkTransport final : public PeerTransport {
  public:
-  void send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) override {
+  void send(Rank dst, ToolPart part, std::span<const std::uint8_t> payload) override {
     last_.assign(payload.begin(), payload.end());
     ++messages;
     bytes += payload.size();

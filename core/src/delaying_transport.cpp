@@ -16,9 +16,9 @@ DelayingTransport::DelayingTransport(asio::io_context& io, std::unique_ptr<ToolT
 
 DelayingTransport::~DelayingTransport() { *alive_ = false; }
 
-void DelayingTransport::send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) {
+void DelayingTransport::send(Rank dst, ToolPart part, std::span<const std::uint8_t> payload) {
   if (closed_ || dst.value >= last_release_.size()) {
-    inner_->send(dst, ch, payload);  // nothing to keep in order with (or the inner one objects)
+    inner_->send(dst, part, payload);  // nothing to keep in order with (or the inner one objects)
     return;
   }
   const std::uint64_t delay = std::uniform_int_distribution<std::uint64_t>(0, max_delay_us_)(random_);
@@ -31,7 +31,7 @@ void DelayingTransport::send(Rank dst, ToolPart ch, std::span<const std::uint8_t
     spare_buffers_.pop_back();
   }
   buffer.assign(payload.begin(), payload.end());
-  heap_.push_back(Held{last, next_seq_++, dst, ch, std::move(buffer)});
+  heap_.push_back(Held{last, next_seq_++, dst, part, std::move(buffer)});
   std::push_heap(heap_.begin(), heap_.end(), later);
   arm_timer();
 }
@@ -69,7 +69,7 @@ void DelayingTransport::hand_over_front() {
   std::pop_heap(heap_.begin(), heap_.end(), later);
   Held h = std::move(heap_.back());
   heap_.pop_back();
-  inner_->send(h.dst, h.ch, h.payload);  // copies the payload
+  inner_->send(h.dst, h.part, h.payload);  // copies the payload
   h.payload.clear();
   spare_buffers_.push_back(std::move(h.payload));
 }

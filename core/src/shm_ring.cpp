@@ -112,19 +112,19 @@ bool PeerRingWriter::fits(std::uint64_t need) noexcept {
   return head_ + need - tail_cache_ <= mask_ + 1;
 }
 
-bool PeerRingWriter::try_write(ToolPart ch, PeerRecordKind kind, const std::uint8_t* data,
+bool PeerRingWriter::try_write(ToolPart part, PeerRecordKind kind, const std::uint8_t* data,
                                std::uint32_t len) noexcept {
   const std::uint64_t rec = record_bytes(len);
   if (!fits(needed(len))) return false;
   std::uint64_t off = head_ & mask_;
   if (off + rec > mask_ + 1) {
     const PeerRecord pad{static_cast<std::uint32_t>(mask_ + 1 - off),
-                         static_cast<std::uint8_t>(ch), PeerRecordKind::Padding, 0};
+                         static_cast<std::uint8_t>(part), PeerRecordKind::Padding, 0};
     std::memcpy(data_ + off, &pad, sizeof pad);
     head_ += pad.length;
     off = 0;
   }
-  const PeerRecord h{len, static_cast<std::uint8_t>(ch), kind, 0};
+  const PeerRecord h{len, static_cast<std::uint8_t>(part), kind, 0};
   std::memcpy(data_ + off, &h, sizeof h);
   if (len > 0) std::memcpy(data_ + off + sizeof h, data, len);
   head_ += rec;

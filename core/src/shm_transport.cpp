@@ -169,9 +169,9 @@ bool ShmTransport::shares_node_with(Rank peer) const {
   return peer.value < size_ && peers_[peer.value].same_node;
 }
 
-void ShmTransport::set_handler(ToolPart ch, Handler h) {
-  handlers_[static_cast<std::size_t>(ch)] = h;
-  tcp_.set_handler(ch, std::move(h));
+void ShmTransport::set_handler(ToolPart part, Handler h) {
+  handlers_[static_cast<std::size_t>(part)] = h;
+  tcp_.set_handler(part, std::move(h));
 }
 
 void ShmTransport::set_error_handler(ErrorHandler h) {
@@ -291,49 +291,49 @@ void ShmTransport::retry_attaches_later() {
   });
 }
 
-void ShmTransport::send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) {
+void ShmTransport::send(Rank dst, ToolPart part, std::span<const std::uint8_t> payload) {
   if (dst.value >= size_ || !peers_[dst.value].same_node) {
-    tcp_.send(dst, ch, payload);  // loopback and other nodes
+    tcp_.send(dst, part, payload);  // loopback and other nodes
     return;
   }
   Peer& p = peers_[dst.value];
   if (p.lost) return;
   OutRing* o = out_ring(dst);
   if (!o) {
-    tcp_.send(dst, ch, payload);
+    tcp_.send(dst, part, payload);
     return;
   }
   ++own_.messages_sent;
   own_.bytes_sent += payload.size();
   const auto len = static_cast<std::uint32_t>(payload.size());
   if (o->has_pending()) {
-    queue(*o, ch, payload.data(), len, 0);
+    queue(*o, part, payload.data(), len, 0);
     return;
   }
   std::uint32_t done = 0;
-  const bool complete = write_chunks(*o, ch, payload.data(), len, done);
+  const bool complete = write_chunks(*o, part, payload.data(), len, done);
   if (o->writer.publish()) ring_doorbell(dst);
   if (complete) return;
-  queue(*o, ch, payload.data(), len, done);
+  queue(*o, part, payload.data(), len, done);
   if (!flush(*o) && !o->blocked) {
     o->blocked = true;
     blocked_.push_back(o);
   }
 }
 
-bool ShmTransport::write_chunks(OutRing& o, ToolPart ch, const std::uint8_t* data,
+bool ShmTransport::write_chunks(OutRing& o, ToolPart part, const std::uint8_t* data,
                                 std::uint32_t len, std::uint32_t& done) {
   const std::uint32_t chunk = o.writer.max_chunk();
   do {
     const std::uint32_t n = std::min(len - done, chunk);
     const auto kind = done + n == len ? PeerRecordKind::Last : PeerRecordKind::More;
-    if (!o.writer.try_write(ch, kind, data + done, n)) return false;
+    if (!o.writer.try_write(part, kind, data + done, n)) return false;
     done += n;
   } while (done < len);
   return true;
 }
 
-void ShmTransport::queue(OutRing& o, ToolPart ch, const std::uint8_t* data, std::uint32_t len,
+void ShmTransport::queue(OutRing& o, ToolPart part, const std::uint8_t* data, std::uint32_t len,
                          std::uint32_t done) {
   if (!o.has_pending()) {
     o.pending.clear();
@@ -343,7 +343,7 @@ void ShmTransport::queue(OutRing& o, ToolPart ch, const std::uint8_t* data, std:
   const std::size_t at = o.pending.size();
   o.pending.resize(at + kQueuedHeader + len);
   std::memcpy(o.pending.data() + at, &len, 4);
-  o.pending[at + 4] = static_cast<std::uint8_t>(ch);
+  o.pending[at + 4] = static_cast<std::uint8_t>(part);
   o.pending[at + 5] = o.pending[at + 6] = o.pending[at + 7] = 0;
   if (len > 0) std::memcpy(o.pending.data() + at + kQueuedHeader, data, len);
 }
@@ -356,8 +356,8 @@ bool ShmTransport::flush(OutRing& o) {
     std::uint32_t len = 0;
     while (o.has_pending()) {
       std::memcpy(&len, o.pending.data() + o.pending_off, 4);
-      const auto ch = static_cast<ToolPart>(o.pending[o.pending_off + 4]);
-      if (!write_chunks(o, ch, o.pending.data() + o.pending_off + kQueuedHeader, len,
+      const auto part = static_cast<ToolPart>(o.pending[o.pending_off + 4]);
+      if (!write_chunks(o, part, o.pending.data() + o.pending_off + kQueuedHeader, len,
                         o.front_done))
         break;
       o.pending_off += kQueuedHeader + len;
@@ -559,8 +559,8 @@ const TransportStats& ShmTransport::stats() const {
   return merged_;
 }
 
-void ShmTransport::deliver(Rank src, ToolPart ch, std::span<const std::uint8_t> payload) {
-  const auto idx = static_cast<std::size_t>(ch);
+void ShmTransport::deliver(Rank src, ToolPart part, std::span<const std::uint8_t> payload) {
+  const auto idx = static_cast<std::size_t>(part);
   if (idx < handlers_.size() && handlers_[idx]) handlers_[idx](src, payload);
 }
 

@@ -28,11 +28,11 @@ bool token_equal(const char* a, const char* b) {
   return diff == 0;
 }
 
-void put_frame_header(std::vector<std::uint8_t>& buf, std::uint32_t len, ToolPart ch) {
+void put_frame_header(std::vector<std::uint8_t>& buf, std::uint32_t len, ToolPart part) {
   const std::size_t at = buf.size();
   buf.resize(at + kFrameHeader);
   std::memcpy(buf.data() + at, &len, 4);
-  buf[at + 4] = static_cast<std::uint8_t>(ch);
+  buf[at + 4] = static_cast<std::uint8_t>(part);
   buf[at + 5] = buf[at + 6] = buf[at + 7] = 0;
 }
 
@@ -77,8 +77,8 @@ std::string TcpTransport::listen(const std::string& bind_host, const std::string
 
 void TcpTransport::set_peers(std::vector<std::string> endpoints) { endpoints_ = std::move(endpoints); }
 
-void TcpTransport::set_handler(ToolPart ch, Handler h) {
-  handlers_[static_cast<std::size_t>(ch)] = std::move(h);
+void TcpTransport::set_handler(ToolPart part, Handler h) {
+  handlers_[static_cast<std::size_t>(part)] = std::move(h);
 }
 
 void TcpTransport::report(Rank peer, const std::string& what) {
@@ -103,11 +103,11 @@ bool TcpTransport::flushed() const {
   return loopback_.empty();
 }
 
-void TcpTransport::send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) {
+void TcpTransport::send(Rank dst, ToolPart part, std::span<const std::uint8_t> payload) {
   ++stats_.messages_sent;
   stats_.bytes_sent += payload.size();
   if (dst == self_) {
-    loopback_.emplace_back(ch, std::vector<std::uint8_t>(payload.begin(), payload.end()));
+    loopback_.emplace_back(part, std::vector<std::uint8_t>(payload.begin(), payload.end()));
     if (!loopback_posted_) {
       loopback_posted_ = true;
       asio::post(io_, [this] {
@@ -125,7 +125,7 @@ void TcpTransport::send(Rank dst, ToolPart ch, std::span<const std::uint8_t> pay
   auto& o = out_[dst.value];
   if (!o) o = std::make_unique<Outgoing>(io_);
   if (o->state == Outgoing::State::Failed) return;
-  put_frame_header(o->pending, static_cast<std::uint32_t>(payload.size()), ch);
+  put_frame_header(o->pending, static_cast<std::uint32_t>(payload.size()), part);
   o->pending.insert(o->pending.end(), payload.begin(), payload.end());
   if (o->state == Outgoing::State::Idle) {
     start_connect(dst);
@@ -262,14 +262,14 @@ void TcpTransport::parse(const std::shared_ptr<Incoming>& in) {
   while (in->used - off >= kFrameHeader) {
     std::uint32_t len;
     std::memcpy(&len, in->buf.data() + off, 4);
-    const auto ch = static_cast<ToolPart>(in->buf[off + 4]);
+    const auto part = static_cast<ToolPart>(in->buf[off + 4]);
     if (in->used - off - kFrameHeader < len) {
       if (kFrameHeader + len > in->buf.size()) in->buf.resize(kFrameHeader + len + 4096);
       break;
     }
     ++stats_.messages_received;
     stats_.bytes_received += len;
-    deliver(in->src, ch, std::span<const std::uint8_t>(in->buf.data() + off + kFrameHeader, len));
+    deliver(in->src, part, std::span<const std::uint8_t>(in->buf.data() + off + kFrameHeader, len));
     off += kFrameHeader + len;
   }
   if (off > 0) {
@@ -278,8 +278,8 @@ void TcpTransport::parse(const std::shared_ptr<Incoming>& in) {
   }
 }
 
-void TcpTransport::deliver(Rank src, ToolPart ch, std::span<const std::uint8_t> payload) {
-  const auto idx = static_cast<std::size_t>(ch);
+void TcpTransport::deliver(Rank src, ToolPart part, std::span<const std::uint8_t> payload) {
+  const auto idx = static_cast<std::size_t>(part);
   if (idx < handlers_.size() && handlers_[idx]) handlers_[idx](src, payload);
 }
 

@@ -82,12 +82,12 @@ struct Receiver {
   std::uint64_t bytes_from_others = 0;
   long received = 0;
 
-  void check(Rank src, ToolPart ch, std::span<const std::uint8_t> p) {
+  void check(Rank src, ToolPart part, std::span<const std::uint8_t> p) {
     const int s = static_cast<int>(src.value);
     if (s < 0 || s >= n) fail("message from unknown rank %d", s);
     const int seq = next[static_cast<std::size_t>(s)]++;
-    if (ch != message_channel(seq))
-      fail("from rank %d, message %d came on channel %d, sent on %d", s, seq, static_cast<int>(ch),
+    if (part != message_channel(seq))
+      fail("from rank %d, message %d came on channel %d, sent on %d", s, seq, static_cast<int>(part),
            static_cast<int>(message_channel(seq)));
     const std::size_t want = message_size(s, me, seq);
     if (p.size() != want)

@@ -26,7 +26,7 @@ using vcx::Rank;
 
 struct Sent {
   Rank dst;
-  ToolPart ch;
+  ToolPart part;
   std::vector<std::uint8_t> payload;
 };
 
@@ -34,8 +34,8 @@ struct Sent {
 class FakeTransport final : public vcx::ToolTransport {
  public:
   FakeTransport(Rank self, std::uint32_t size) : self_(self), size_(size) {}
-  void send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) override {
-    sent.push_back({dst, ch, {payload.begin(), payload.end()}});
+  void send(Rank dst, ToolPart part, std::span<const std::uint8_t> payload) override {
+    sent.push_back({dst, part, {payload.begin(), payload.end()}});
     ++stats_.messages_sent;
   }
   void set_handler(ToolPart, Handler) override {}
@@ -118,7 +118,7 @@ void check_complete_and_fifo(const std::vector<Sent>& sent, std::uint32_t size,
     REQUIRE(d.dst == s.dst.value);
     REQUIRE(d.index == next[d.dst]);  // FIFO per destination, none lost or repeated
     ++next[d.dst];
-    REQUIRE(s.ch == static_cast<ToolPart>((d.index + d.dst) % vcx::kToolParts));
+    REQUIRE(s.part == static_cast<ToolPart>((d.index + d.dst) % vcx::kToolParts));
     REQUIRE(s.payload == make_payload(d.dst, d.index));
   }
 }

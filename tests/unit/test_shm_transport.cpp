@@ -41,7 +41,7 @@ using vcx::test::TempDir;
 
 struct Message {
   Rank src;
-  ToolPart ch;
+  ToolPart part;
   std::vector<std::uint8_t> bytes;
 };
 
@@ -49,9 +49,9 @@ struct Message {
 struct Tool {
   Tool(Rank self, std::uint32_t size, const std::string& dir, std::string node = "node-a")
       : transport(io, self, size, kToken, dir, std::move(node), kSmallRing) {
-    for (auto ch : {ToolPart::Control, ToolPart::Exchange, ToolPart::Analysis})
-      transport.set_handler(ch, [this, ch](Rank src, std::span<const std::uint8_t> b) {
-        received.push_back({src, ch, {b.begin(), b.end()}});
+    for (auto part : {ToolPart::Control, ToolPart::Exchange, ToolPart::Analysis})
+      transport.set_handler(part, [this, part](Rank src, std::span<const std::uint8_t> b) {
+        received.push_back({src, part, {b.begin(), b.end()}});
       });
     transport.set_error_handler(
         [this](Rank peer, const std::string& what) { errors.push_back({peer, what}); });
@@ -112,7 +112,7 @@ void check_stream(const std::vector<Message>& got, std::uint32_t src, std::uint3
   for (std::uint32_t i = 0; i < count; ++i) {
     INFO("message " << i);
     REQUIRE(got[i].src.value == src);
-    REQUIRE(got[i].ch == channel_of(i));
+    REQUIRE(got[i].part == channel_of(i));
     REQUIRE(got[i].bytes == make_payload(src, i));
   }
 }
@@ -208,7 +208,7 @@ TEST_CASE("shm transport: a sleeping receiver is woken, a busy one is not", "[sh
   CHECK(a.transport.stats().wakeups_sent == 1);
   tb.join();
   REQUIRE(woke);
-  REQUIRE(b.received[2].ch == ToolPart::Analysis);
+  REQUIRE(b.received[2].part == ToolPart::Analysis);
   REQUIRE(b.received[2].bytes == std::vector<std::uint8_t>{4, 5});
 }
 

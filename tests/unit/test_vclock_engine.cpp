@@ -1555,9 +1555,9 @@ WireCount run_traffic(std::uint32_t n, std::uint64_t seed, std::uint64_t diff_by
   o.set("vclock.diff-bytes", std::to_string(diff_bytes));
   EngineSim sim(n, seed, o);
   WireCount w;
-  sim.net().set_tap([&](bool delivered, Rank, Rank, ToolPart ch,
+  sim.net().set_tap([&](bool delivered, Rank, Rank, ToolPart part,
                         std::span<const std::uint8_t> bytes) {
-    if (delivered || ch != ToolPart::Exchange) return;
+    if (delivered || part != ToolPart::Exchange) return;
     const auto type = static_cast<vclock::MsgType>(bytes[0]);
     if (type == vclock::MsgType::DiffOffer) ++w.offers;
     if (type == vclock::MsgType::DiffDecline) ++w.declines;

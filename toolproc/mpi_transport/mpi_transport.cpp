@@ -212,10 +212,10 @@ struct MpiTransport::Impl {
     std::size_t n = loopback.size();
     const std::size_t delivered = n;
     for (; n > 0; --n) {
-      const ToolPart ch = loopback.front().channel;
+      const ToolPart part = loopback.front().channel;
       Buffer bytes = std::move(loopback.front().bytes);
       loopback.pop_front();
-      if (const Handler& h = handlers[static_cast<std::size_t>(ch)]) h(self, bytes);
+      if (const Handler& h = handlers[static_cast<std::size_t>(part)]) h(self, bytes);
       give_back(std::move(bytes));
     }
     return delivered;
@@ -243,8 +243,8 @@ MpiTransport::~MpiTransport() {
 }
 
 void MpiTransport::set_error_handler(ErrorHandler h) { impl_->on_error = std::move(h); }
-void MpiTransport::set_handler(ToolPart ch, Handler h) {
-  impl_->handlers[static_cast<std::size_t>(ch)] = std::move(h);
+void MpiTransport::set_handler(ToolPart part, Handler h) {
+  impl_->handlers[static_cast<std::size_t>(part)] = std::move(h);
 }
 Rank MpiTransport::self() const { return impl_->self; }
 std::uint32_t MpiTransport::size() const { return impl_->size; }
@@ -254,14 +254,14 @@ std::size_t MpiTransport::sends_in_flight() const { return impl_->in_flight; }
 
 bool MpiTransport::flushed() const { return impl_->in_flight == 0 && impl_->loopback.empty(); }
 
-void MpiTransport::send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) {
+void MpiTransport::send(Rank dst, ToolPart part, std::span<const std::uint8_t> payload) {
   Impl& m = *impl_;
   if (m.closing) return;
   ++m.stats.messages_sent;
   m.stats.bytes_sent += payload.size();
   if (dst == m.self) {
     Loopback& l = m.loopback.push_back();
-    l.channel = ch;
+    l.channel = part;
     l.bytes = m.take_buffer(payload.size());
     std::copy(payload.begin(), payload.end(), l.bytes.begin());
     return;
@@ -277,7 +277,7 @@ void MpiTransport::send(Rank dst, ToolPart ch, std::span<const std::uint8_t> pay
   std::copy(payload.begin(), payload.end(), b.begin());
   const int rc =
       MPI_Isend(b.data(), static_cast<int>(b.size()), MPI_BYTE, static_cast<int>(dst.value),
-                static_cast<int>(ch), m.comm, &m.send_requests[static_cast<std::size_t>(slot)]);
+                static_cast<int>(part), m.comm, &m.send_requests[static_cast<std::size_t>(slot)]);
   if (!m.check(rc, dst, "MPI_Isend")) {
     m.give_back(std::move(b));
     m.free_slots.push_back(slot);

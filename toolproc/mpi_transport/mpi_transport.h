@@ -37,8 +37,8 @@ class MpiTransport final : public ToolTransport {
   void close() override;
   const TransportStats& stats() const override;
 
-  void send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) override;
-  void set_handler(ToolPart ch, Handler h) override;
+  void send(Rank dst, ToolPart part, std::span<const std::uint8_t> payload) override;
+  void set_handler(ToolPart part, Handler h) override;
   Rank self() const override;
   std::uint32_t size() const override;
 

@@ -29,8 +29,8 @@ class DelayingTransport final : public ToolTransport {
                     std::uint64_t max_delay_us, std::uint64_t seed);
   ~DelayingTransport() override;
 
-  void send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) override;
-  void set_handler(ToolPart ch, Handler h) override { inner_->set_handler(ch, std::move(h)); }
+  void send(Rank dst, ToolPart part, std::span<const std::uint8_t> payload) override;
+  void set_handler(ToolPart part, Handler h) override { inner_->set_handler(part, std::move(h)); }
   Rank self() const override { return inner_->self(); }
   std::uint32_t size() const override { return inner_->size(); }
 
@@ -57,7 +57,7 @@ class DelayingTransport final : public ToolTransport {
     Clock::time_point release;
     std::uint64_t seq;  // sending order: breaks ties, keeps FIFO per destination
     Rank dst;
-    ToolPart ch;
+    ToolPart part;
     std::vector<std::uint8_t> payload;
   };
   // Min-heap order on (release, seq).

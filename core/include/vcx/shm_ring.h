@@ -93,7 +93,7 @@ class PeerRingWriter {
   std::uint32_t max_chunk() const noexcept { return max_chunk_; }
   // Writes one record (len <= max_chunk()) if there is room, without
   // publishing it; false when the ring is full.
-  bool try_write(ToolPart ch, PeerRecordKind kind, const std::uint8_t* data,
+  bool try_write(ToolPart part, PeerRecordKind kind, const std::uint8_t* data,
                  std::uint32_t len) noexcept;
   // Makes the records written so far visible. True when the reader sleeps
   // and must be woken (the wake-up is claimed: exactly one caller gets true).

@@ -51,8 +51,8 @@ class ShmTransport final : public ToolTransport {
   // with this tool's node identity are reached through shared memory.
   void set_peers(const std::vector<std::string>& endpoints);
 
-  void send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) override;
-  void set_handler(ToolPart ch, Handler h) override;
+  void send(Rank dst, ToolPart part, std::span<const std::uint8_t> payload) override;
+  void set_handler(ToolPart part, Handler h) override;
   Rank self() const override { return self_; }
   std::uint32_t size() const override { return size_; }
 
@@ -75,11 +75,11 @@ class ShmTransport final : public ToolTransport {
   struct InRing;
 
   OutRing* out_ring(Rank dst);
-  bool write_chunks(OutRing& o, ToolPart ch, const std::uint8_t* data, std::uint32_t len,
+  bool write_chunks(OutRing& o, ToolPart part, const std::uint8_t* data, std::uint32_t len,
                     std::uint32_t& done);
   bool flush(OutRing& o);
   void flush_blocked();
-  void queue(OutRing& o, ToolPart ch, const std::uint8_t* data, std::uint32_t len,
+  void queue(OutRing& o, ToolPart part, const std::uint8_t* data, std::uint32_t len,
              std::uint32_t done);
   bool send_attach(OutRing& o);
   void retry_attaches_later();
@@ -91,7 +91,7 @@ class ShmTransport final : public ToolTransport {
   void watch_peer(Rank peer);
   void peer_lost(Rank peer, const std::string& what);
   void report(Rank peer, const std::string& what);
-  void deliver(Rank src, ToolPart ch, std::span<const std::uint8_t> payload);
+  void deliver(Rank src, ToolPart part, std::span<const std::uint8_t> payload);
 
   asio::io_context& io_;
   Rank self_;

@@ -31,8 +31,8 @@ class TcpTransport final : public ToolTransport {
   // True when every queued message has been handed to the kernel.
   bool flushed() const override;
 
-  void send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) override;
-  void set_handler(ToolPart ch, Handler h) override;
+  void send(Rank dst, ToolPart part, std::span<const std::uint8_t> payload) override;
+  void set_handler(ToolPart part, Handler h) override;
   Rank self() const override { return self_; }
   std::uint32_t size() const override { return size_; }
   const TransportStats& stats() const override { return stats_; }
@@ -46,7 +46,7 @@ class TcpTransport final : public ToolTransport {
   void start_accept();
   void start_read(const std::shared_ptr<Incoming>& in);
   void parse(const std::shared_ptr<Incoming>& in);
-  void deliver(Rank src, ToolPart ch, std::span<const std::uint8_t> payload);
+  void deliver(Rank src, ToolPart part, std::span<const std::uint8_t> payload);
   void report(Rank peer, const std::string& what);
 
   asio::io_context& io_;

@@ -64,20 +64,20 @@ class Network {
 
   // Sees every message when it is sent and again when it is delivered (just
   // before its handler runs), so that a test can log what engines decided.
-  using Tap = std::function<void(bool delivered, Rank src, Rank dst, ToolPart ch,
+  using Tap = std::function<void(bool delivered, Rank src, Rank dst, ToolPart part,
                                  std::span<const std::uint8_t> bytes)>;
   void set_tap(Tap t) { tap_ = std::move(t); }
 
-  void send(Rank src, Rank dst, ToolPart ch, std::span<const std::uint8_t> bytes) {
+  void send(Rank src, Rank dst, ToolPart part, std::span<const std::uint8_t> bytes) {
     if (dst.value >= n_)
       throw SimFatal("send to rank " + std::to_string(dst.value) + " of " + std::to_string(n_));
-    if (tap_) tap_(false, src, dst, ch, bytes);
+    if (tap_) tap_(false, src, dst, part, bytes);
     queues_[src.value * n_ + dst.value].push_back(
-        Msg{ch, std::vector<std::uint8_t>(bytes.begin(), bytes.end())});
+        Msg{part, std::vector<std::uint8_t>(bytes.begin(), bytes.end())});
     ++sent_;
   }
-  void set_handler(Rank self, ToolPart ch, PeerTransport::Handler h) {
-    handlers_[self.value][static_cast<std::size_t>(ch)] = std::move(h);
+  void set_handler(Rank self, ToolPart part, PeerTransport::Handler h) {
+    handlers_[self.value][static_cast<std::size_t>(part)] = std::move(h);
   }
 
   // Delivers the oldest message of one randomly chosen non-empty pair.
@@ -91,10 +91,10 @@ class Network {
     queues_[pick].pop_front();
     const Rank src{static_cast<std::uint32_t>(pick / n_)};
     const Rank dst{static_cast<std::uint32_t>(pick % n_)};
-    auto& h = handlers_[dst.value][static_cast<std::size_t>(m.ch)];
+    auto& h = handlers_[dst.value][static_cast<std::size_t>(m.part)];
     if (!h) throw SimFatal("message for rank " + std::to_string(dst.value) + " without a handler");
     ++delivered_;
-    if (tap_) tap_(true, src, dst, m.ch, m.bytes);
+    if (tap_) tap_(true, src, dst, m.part, m.bytes);
     h(src, m.bytes);
     return true;
   }
@@ -109,7 +109,7 @@ class Network {
 
  private:
   struct Msg {
-    ToolPart ch;
+    ToolPart part;
     std::vector<std::uint8_t> bytes;
   };
   std::uint32_t n_;
@@ -124,11 +124,11 @@ class Network {
 class SimTransport final : public PeerTransport {
  public:
   SimTransport(Network& net, Rank self, std::uint32_t size) : net_(net), self_(self), size_(size) {}
-  void send(Rank dst, ToolPart ch, std::span<const std::uint8_t> payload) override {
-    net_.send(self_, dst, ch, payload);
+  void send(Rank dst, ToolPart part, std::span<const std::uint8_t> payload) override {
+    net_.send(self_, dst, part, payload);
   }
-  void set_handler(ToolPart ch, Handler h) override {
-    net_.set_handler(self_, ch, std::move(h));
+  void set_handler(ToolPart part, Handler h) override {
+    net_.set_handler(self_, part, std::move(h));
   }
   Rank self() const override { return self_; }
   std::uint32_t size() const override { return size_; }
@@ -792,9 +792,9 @@ class EngineSim {
   EngineSim(std::uint32_t n, std::uint64_t delivery_seed, const Options& options = {},
             const std::string& plugin_dir = VCX_PLUGIN_DIR)
       : net_(n, delivery_seed), ref_(n) {
-    net_.set_tap([this](bool delivered, Rank src, Rank dst, ToolPart ch,
+    net_.set_tap([this](bool delivered, Rank src, Rank dst, ToolPart part,
                         std::span<const std::uint8_t> bytes) {
-      log_lock_message(delivered, src, dst, ch, bytes);
+      log_lock_message(delivered, src, dst, part, bytes);
     });
     lib_ = load_plugin(plugin_dir, PluginKind::Engine, "vclock");
     nodes_.reserve(n);
@@ -1095,10 +1095,10 @@ class EngineSim {
     return s;
   }
 
-  void log_lock_message(bool delivered, Rank src, Rank dst, ToolPart ch,
+  void log_lock_message(bool delivered, Rank src, Rank dst, ToolPart part,
                         std::span<const std::uint8_t> bytes) {
     using vclock::MsgType;
-    if (ch != ToolPart::Exchange || bytes.size() < sizeof(vclock::P2PHeader)) return;
+    if (part != ToolPart::Exchange || bytes.size() < sizeof(vclock::P2PHeader)) return;
     vclock::P2PHeader h;
     std::memcpy(&h, bytes.data(), sizeof h);
     LockEvent e;
