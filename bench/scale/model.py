@@ -71,7 +71,7 @@ ENTRY = 8            # one clock entry as the engine holds it (uint64): the dens
 NARROW = 4           # one entry of the dense layout on the wire (uint32 value)
 PAIR = 8             # index (uint32) + value (uint32): the sparse layout and diff
 DONE = 17            # Done: one byte and the analysis messages sent and received (two u64)
-TERMINATE = 1        # Terminate: one byte; both on the control channel
+TERMINATE = 1        # Terminate: one byte; both for the tools' control part
 DIFF_BUDGET = 64 * 2**20  # a tool's memory for baselines (clock_baselines.h), by default
 TCP_FRAME = 8        # the TCP transport's frame header (not counted in bytes)
 

@@ -2,10 +2,10 @@
 //
 // Each phase, every rank sends kPerPeer messages to every rank (itself
 // included) in one burst without polling in between, cycling through the
-// channels, with sizes from 0 to 8 KiB and now and then a large one (well
+// tool parts, with sizes from 0 to 8 KiB and now and then a large one (well
 // above MPICH's eager limit). Then it polls until all messages addressed to
 // it arrived. Receivers check, per sender, the order (a sequence number that
-// runs across channels), the channel, the size and every byte. Between and
+// runs across parts), the part, the size and every byte. Between and
 // after phases it checks what is exact whatever the timing:
 //   * a burst leaves every remote send in flight (send() never waits for
 //     MPI) and, on a fresh transport, makes exactly one buffer per message;
@@ -60,7 +60,7 @@ std::size_t message_size(int src, int dst, int seq) {
          (kMaxSmall + 1);
 }
 
-ToolPart message_channel(int seq) { return static_cast<ToolPart>(seq % 3); }
+ToolPart message_part(int seq) { return static_cast<ToolPart>(seq % 3); }
 
 std::uint8_t message_byte(int src, int dst, int seq, std::size_t j) {
   return static_cast<std::uint8_t>(src * 131 + dst * 71 + seq * 29 + static_cast<int>(j) * 13);
@@ -86,9 +86,9 @@ struct Receiver {
     const int s = static_cast<int>(src.value);
     if (s < 0 || s >= n) fail("message from unknown rank %d", s);
     const int seq = next[static_cast<std::size_t>(s)]++;
-    if (part != message_channel(seq))
-      fail("from rank %d, message %d came on channel %d, sent on %d", s, seq, static_cast<int>(part),
-           static_cast<int>(message_channel(seq)));
+    if (part != message_part(seq))
+      fail("from rank %d, message %d came for part %d, sent for %d", s, seq,
+           static_cast<int>(part), static_cast<int>(message_part(seq)));
     const std::size_t want = message_size(s, me, seq);
     if (p.size() != want)
       fail("from rank %d, message %d has %zu bytes, sent %zu (out of order?)", s, seq, p.size(),
@@ -127,7 +127,7 @@ void phase(vcx::MpiTransport& t, Receiver& rx, int first_seq, std::uint64_t* sen
     const int seq = first_seq + i;
     for (int d = 0; d < n; ++d) {
       fill(buf, me, d, seq);
-      t.send(Rank{static_cast<std::uint32_t>(d)}, message_channel(seq), buf);
+      t.send(Rank{static_cast<std::uint32_t>(d)}, message_part(seq), buf);
       *sent_bytes += buf.size();
     }
   }
@@ -197,8 +197,8 @@ int main(int argc, char** argv) {
     // Nobody sends the token before everybody stopped checking phase 2.
     MPI_Barrier(MPI_COMM_WORLD);
     // Phase 3: a token ring driven from the handlers. Each rank forwards the
-    // token to itself on the Analysis channel first, then to its right
-    // neighbour on the Control channel; rank 0 counts laps.
+    // token to itself for its Analysis part first, then to its right
+    // neighbour for its Control part; rank 0 counts laps.
     int laps = 0, hops = 0;
     std::vector<std::uint8_t> token(64);
     const Rank right{static_cast<std::uint32_t>((me + 1) % n)};
