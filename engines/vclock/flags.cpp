@@ -73,7 +73,7 @@ bool VclockEngine::flag_wait_needs_application(const Op& op) const {
   // serves only inside the target's OpenSHMEM calls); so does the clock of a
   // writer whose engine waits for its own application.
   return flag_deposition_.any_missing(flag_wait_query(op), [&](const MissingWrite& m) {
-    return m.value_pending || (m.writer.value < width_ && peer_dependent(m.writer));
+    return m.value_pending || peer_dependent(m.writer);
   });
 }
 

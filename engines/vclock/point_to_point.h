@@ -40,8 +40,7 @@ namespace vcx::vclock {
 
 class PointToPoint {
  public:
-  PointToPoint(ClockPool& pool, Outbox& out, std::uint32_t width)
-      : pool_(pool), out_(out), width_(width) {}
+  PointToPoint(ClockPool& pool, Outbox& out) : pool_(pool), out_(out) {}
 
   // ---- the translator's calls (ExchangeControl) ----
   SendToken reserve_send(Rank dst, QueueId queue);
@@ -197,7 +196,6 @@ class PointToPoint {
 
   ClockPool& pool_;
   Outbox& out_;
-  std::uint32_t width_;
 
   std::unordered_map<PeerQueue, std::uint64_t, PeerQueueHash> send_seq_;
   // The queues sent to last and their counters in send_seq_ (whose elements

@@ -64,7 +64,7 @@ void PointToPoint::retain_matched(Receive& r, Slot& s) {
 
 void PointToPoint::add_contribution(Receive& to, const Receive& from) {
   if (!to.carry) to.carry = pool_.take_zeroed();
-  to.carry.merge(ClockSpan(matched_clock(from), width_));
+  to.carry.merge(ClockSpan(matched_clock(from), pool_.width()));
   if (from.carry) to.carry.merge(from.carry.view());
 }
 

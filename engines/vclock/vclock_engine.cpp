@@ -21,7 +21,7 @@ VclockEngine::VclockEngine(ToolHost& host, PeerTransport& transport, Rank self,
             option_count(host.options(), kVclockOptions, "vclock.diff-bytes")),
       collectives_(self, width, pool_, mail_),
       lock_deposition_(pool_, mail_),
-      p2p_(pool_, mail_, width),
+      p2p_(pool_, mail_),
       lock_requests_(pool_, mail_, [&host] { return host.app_leases(); }) {
   transport_.set_handler(ToolPart::Exchange,
                          [this](Rank src, std::span<const std::uint8_t> bytes) {
@@ -287,12 +287,15 @@ void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
           for (ClockedCallObserver* o : signal_observers_) o->on_signal(a);
         }
         p2p_.on_signal(src, h, std::move(c));
-      }
-      if (type == MsgType::Ack) p2p_.on_ack(src, h, std::move(c));
-      if (type == MsgType::GrantClock) lock_requests_.on_grant_clock(src, h, std::move(c));
-      if (type == MsgType::ReleaseClock) lock_deposition_.on_release_clock(src, h, std::move(c));
-      if (type == MsgType::FlagClock)
+      } else if (type == MsgType::Ack) {
+        p2p_.on_ack(src, h, std::move(c));
+      } else if (type == MsgType::GrantClock) {
+        lock_requests_.on_grant_clock(src, h, std::move(c));
+      } else if (type == MsgType::ReleaseClock) {
+        lock_deposition_.on_release_clock(src, h, std::move(c));
+      } else {
         flag_deposition_.clock(src, h.queue_a, h.seq, std::move(c));
+      }
       return;
     }
     case MsgType::FlagAnnounce:

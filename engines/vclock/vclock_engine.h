@@ -12,11 +12,9 @@
 // queue.
 #pragma once
 
-#include <array>
 #include <deque>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "clock_pool.h"

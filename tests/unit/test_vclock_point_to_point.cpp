@@ -32,7 +32,7 @@ constexpr QueueId kQueue{7, 0};
 struct Rig {
   ClockPool pool{kWidth};
   RecordingOutbox out{kWidth};
-  PointToPoint p2p{pool, out, kWidth};
+  PointToPoint p2p{pool, out};
   VectorClock clock{kWidth};
 
   void signal(Rank src, std::uint64_t seq, const Clock& c, bool synchronous = false,
