@@ -21,6 +21,8 @@ struct AccessRecord {
   AccessMode mode = AccessMode::Read;
   std::uint32_t atomic_op = 0;  // 0: not atomic
   std::uint32_t atomic_type = 0;
+  std::uint32_t atomic_unit = 0;  // bytes of one element of atomic_type (0: unknown)
+  std::uint64_t context = 0;      // the stream a fence orders (AccessNote::context)
   bool atomic_read = false;     // an atomic that only reads (MPI_NO_OP)
   bool local = false;           // a load or store of the program (kAccessLocal)
   Model model{};
@@ -37,9 +39,12 @@ struct AccessRecord {
   // clocked call lies between.
   std::uint64_t start_seq = 0;
   std::uint64_t done_seq = 0;
-  // Delivered before the rank's later writes to the same memory from this
-  // position on (an OpenSHMEM fence; 0: never), at this tick of its clock.
+  // Delivered before the rank's later writes of the same context to the
+  // same memory from this position on (an OpenSHMEM fence; 0: never).
   std::uint64_t ordered_seq = 0;
+  // The tick of the first such write that is a clocked call of its own (a
+  // write that may be a flag) and came before its completion (0: none): a
+  // wait of the owner whose clock contains it saw this access delivered.
   ClockValue ordered_tick = 0;
   // Delivered where a wait of the memory's owner saw it (or a write ordered
   // after it): before whatever follows tick `seen_tick` of `seen_by`.
@@ -49,11 +54,18 @@ struct AccessRecord {
 
   bool writes() const { return mode == AccessMode::Write; }
   bool overlaps(const AccessRecord& o) const { return lo < o.hi && o.lo < hi; }
-  // Atomic with respect to each other: both atomic, same type, and the same
-  // operation or one of them only reads.
+  // Atomic with respect to each other: both atomic, same type, the same
+  // operation or one of them only reads, and on the same elements: atomicity
+  // holds per element, so bytes shared at different element boundaries are
+  // not updated atomically with respect to each other.
   bool atomic_with(const AccessRecord& o) const {
     return atomic_op != 0 && o.atomic_op != 0 && atomic_type == o.atomic_type &&
-           (atomic_op == o.atomic_op || atomic_read || o.atomic_read);
+           (atomic_op == o.atomic_op || atomic_read || o.atomic_read) && same_elements(o);
+  }
+  bool same_elements(const AccessRecord& o) const {
+    if (atomic_unit != o.atomic_unit) return false;
+    if (atomic_unit == 0) return true;  // no size known: element boundaries are not checked
+    return (lo > o.lo ? lo - o.lo : o.lo - lo) % atomic_unit == 0;
   }
   bool conflicts_with(const AccessRecord& o) const {
     return overlaps(o) && (writes() || o.writes()) && !atomic_with(o);
@@ -65,14 +77,14 @@ struct AccessRecord {
     if (later.rank == rank)
       return (local && later.local) || done_seq < later.start_seq ||
              (ordered_seq != 0 && ordered_seq < later.start_seq && later.writes() &&
-              !later.local);
+              !later.local && later.context == context);
     return later.start[rank.value] >= done;
   }
   bool concurrent_with(const AccessRecord& o) const { return !before(o) && !o.before(*this); }
   // The same access made again (a loop): same rank, code, bytes and kind.
   bool repeats(const AccessRecord& o) const {
     return rank == o.rank && pc == o.pc && call == o.call && model == o.model && lo == o.lo &&
-           local == o.local &&
+           local == o.local && context == o.context &&
            hi == o.hi && mode == o.mode && atomic_op == o.atomic_op &&
            atomic_type == o.atomic_type && atomic_read == o.atomic_read;
   }
@@ -97,7 +109,7 @@ static_assert(sizeof(FrontierWire) == 16);
 // On the wire between tools: this header, then `clock_entries` clock values.
 struct RecordWire {
   WireKind kind;
-  std::uint32_t reserved0;
+  std::uint32_t atomic_unit;
   std::uint64_t space;
   std::uint64_t offset;  // in the space's units (the owner knows them)
   std::int64_t byte_offset;  // and further bytes
@@ -109,6 +121,7 @@ struct RecordWire {
   std::uint64_t done_seq;
   std::uint64_t ordered_seq;
   std::uint64_t ordered_tick;
+  std::uint64_t context;
   std::uint32_t atomic_op;
   std::uint32_t atomic_type;
   std::uint32_t clock_entries;
@@ -119,7 +132,7 @@ struct RecordWire {
   std::uint8_t atomic_read;
   std::uint32_t flags;  // the AccessNote's
 };
-static_assert(sizeof(RecordWire) == 120);
+static_assert(sizeof(RecordWire) == 128);
 
 template <class Header>
 void encode(const Header& h, std::span<const ClockValue> start, std::vector<std::uint8_t>& out) {

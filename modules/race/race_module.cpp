@@ -104,6 +104,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
           AccessNote a;
           if (!read_note(p, &a)) break;
           remember_code(a.pc);
+          if (a.mode == AccessMode::Write && !(a.flags & kAccessLocal)) later_write(a, b);
           Open& o = open_[a.id];
           o.note = a;
           o.model = b.model;
@@ -117,7 +118,8 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
             auto it = open_.find(id);
             if (it != open_.end() && it->second.ordered_seq == 0) {
               it->second.ordered_seq = seq_;
-              it->second.ordered_tick = b.clock[self_.value];
+              it->second.fence_tick = b.clock[self_.value];
+              ordered_open_.push_back(id);
             }
           });
           break;
@@ -169,7 +171,8 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     std::vector<ClockValue> start;
     std::uint64_t start_seq = 0;
     std::uint64_t ordered_seq = 0;  // an Ordered note named it (0: none)
-    ClockValue ordered_tick = 0;
+    ClockValue fence_tick = 0;      // this rank's tick at that note
+    ClockValue ordered_tick = 0;    // AccessRecord::ordered_tick
   };
   // What this rank's waits saw delivered, oldest first (their clocks only
   // grow); the oldest go first beyond kMaxObservations, which only makes
@@ -211,12 +214,32 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     for (auto& x : records) check(std::move(x.record), x.offset, x.byte_offset, x.bytes, x.flags);
   }
 
+  // A write `w` of this rank starts: the accesses a fence of its context
+  // ordered before the rank's later writes to the same memory are
+  // delivered before it. The first such write that is a clocked call of its
+  // own after the fence (a write that may be a flag) is the one a wait of
+  // the owner can see.
+  void later_write(const AccessNote& w, const NoteBatch& b) {
+    if (ordered_open_.empty()) return;
+    const ClockValue tick = b.clock[self_.value];
+    std::erase_if(ordered_open_, [&](std::uint64_t id) {
+      auto it = open_.find(id);
+      if (it == open_.end()) return true;  // complete already
+      Open& o = it->second;
+      if (o.note.owner != w.owner || o.note.context != w.context || tick <= o.fence_tick)
+        return false;
+      o.ordered_tick = tick;
+      return true;
+    });
+  }
+
   // The access `id` is complete at tick `done` of this rank's clock.
   void complete(std::uint64_t id, ClockValue done, std::uint16_t done_call, std::uint64_t done_pc) {
     auto it = open_.find(id);
     if (it == open_.end()) return;
     Open o = std::move(it->second);
     open_.erase(it);
+    if (o.ordered_seq != 0 && o.ordered_tick == 0) std::erase(ordered_open_, id);
     const AccessNote& a = o.note;
     AccessRecord r;
     r.rank = self_;
@@ -224,6 +247,8 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     r.mode = a.mode;
     r.atomic_op = a.atomic_op;
     r.atomic_type = a.atomic_type;
+    r.atomic_unit = a.atomic_unit;
+    r.context = a.context;
     r.atomic_read = (a.flags & kAccessAtomicRead) != 0;
     r.local = (a.flags & kAccessLocal) != 0;
     r.model = o.model;
@@ -266,8 +291,10 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     h.done_seq = r.done_seq;
     h.ordered_seq = r.ordered_seq;
     h.ordered_tick = r.ordered_tick;
+    h.context = a.context;
     h.atomic_op = a.atomic_op;
     h.atomic_type = a.atomic_type;
+    h.atomic_unit = a.atomic_unit;
     h.clock_entries = world_;
     h.model = static_cast<std::uint16_t>(o.model);
     h.call = a.call;
@@ -394,6 +421,8 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     r.mode = static_cast<AccessMode>(h.mode);
     r.atomic_op = h.atomic_op;
     r.atomic_type = h.atomic_type;
+    r.atomic_unit = h.atomic_unit;
+    r.context = h.context;
     r.atomic_read = h.atomic_read != 0;
     r.local = (h.flags & kAccessLocal) != 0;
     r.model = static_cast<Model>(h.model);
@@ -458,7 +487,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
     const ClockValue writer = o.clock[r.rank.value];
     const bool the_flag = r.space == o.space && r.lo < o.hi && o.lo < r.hi &&
                           r.start[r.rank.value] <= writer;
-    const bool ordered_before_it = r.ordered_seq != 0 && r.ordered_tick < writer;
+    const bool ordered_before_it = r.ordered_tick != 0 && r.ordered_tick <= writer;
     if (!the_flag && !ordered_before_it) return;
     if (!r.seen || o.tick < r.seen_tick) {
       r.seen = true;
@@ -610,6 +639,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
   std::string dir_;
   AnalysisLink* link_ = nullptr;
   std::map<std::uint64_t, Open> open_;  // by id: the oldest first
+  std::vector<std::uint64_t> ordered_open_;  // open, ordered by a fence, no later write yet
   std::vector<ClockValue> clock_;      // this rank's clock after its last call with notes
   bool local_accesses_ = false;        // the rank reports its loads and stores
   std::uint64_t local_overflows_ = 0;  // times some of them went unreported

@@ -8,7 +8,7 @@ namespace vcx::race {
 
 std::size_t ShadowMemory::ChainKeyHash::operator()(const ChainKey& k) const noexcept {
   std::uint64_t h = mix64(k.rank);
-  for (std::uint64_t v : {k.pc, k.lo, k.hi, std::uint64_t{k.call},
+  for (std::uint64_t v : {k.pc, k.lo, k.hi, k.context, std::uint64_t{k.call},
                           static_cast<std::uint64_t>(k.model), static_cast<std::uint64_t>(k.mode),
                           std::uint64_t{k.atomic_op}, std::uint64_t{k.atomic_type},
                           std::uint64_t{k.atomic_read}})
@@ -17,8 +17,8 @@ std::size_t ShadowMemory::ChainKeyHash::operator()(const ChainKey& k) const noex
 }
 
 ShadowMemory::ChainKey ShadowMemory::key_of(const AccessRecord& r) {
-  return ChainKey{r.rank.value, r.pc,        r.lo,        r.hi,         r.call,
-                  r.model,      r.mode,      r.atomic_op, r.atomic_type, r.atomic_read};
+  return ChainKey{r.rank.value, r.pc,        r.lo,          r.hi,        r.context, r.call,
+                  r.model,      r.mode,      r.atomic_op,   r.atomic_type, r.atomic_read};
 }
 
 bool ShadowMemory::extends(const AccessRecord& last, const AccessRecord& r) {

@@ -93,7 +93,7 @@ class ShadowMemory {
   // What makes accesses repeats of each other (AccessRecord::repeats).
   struct ChainKey {
     std::uint32_t rank;
-    std::uint64_t pc, lo, hi;
+    std::uint64_t pc, lo, hi, context;
     std::uint16_t call;
     Model model;
     AccessMode mode;

@@ -92,9 +92,12 @@ enum AccessFlags : std::uint8_t {
 // One access to memory of `owner`, from the call whose program carries it
 // until the CompletionNote naming its id (or the next clocked call, with
 // kAccessCompleteNow). Two accesses conflict when their bytes overlap, at
-// least one writes, and they are not both atomic with respect to each other:
-// atomic accesses of the same atomic_type are if their atomic_op is equal or
-// either is kAccessAtomicRead.
+// least one writes, and they are not both atomic with respect to each other.
+// Atomicity holds per element: atomic accesses of the same atomic_type are
+// atomic with each other where their elements coincide (the same bytes,
+// element for element: their starts differ by a multiple of atomic_unit)
+// and their atomic_op is equal or either is kAccessAtomicRead. Bytes they
+// share at different element boundaries, or with another type, race.
 struct AccessNote {
   std::uint64_t id;      // per rank, non-zero, never reused
   std::uint64_t space;   // the memory space; 0: `offset` is an address in the owner's process
@@ -102,12 +105,19 @@ struct AccessNote {
   std::int64_t byte_offset;  // further bytes from there (a block of a datatype with gaps)
   std::uint64_t bytes;
   std::uint64_t pc;      // return address of the application's call, 0 if unknown
+  // The stream its ordering belongs to (an OpenSHMEM communication
+  // context; 0 for the default one and for models without streams): an
+  // Ordered note orders it before the rank's later writes of the same
+  // stream only.
+  std::uint64_t context;
   std::uint32_t owner;   // world rank whose memory it is
   std::uint32_t atomic_type;  // with atomic_op != 0
   std::uint32_t atomic_op;    // 0: not atomic
+  std::uint32_t atomic_unit;  // with atomic_op != 0: bytes of one element of atomic_type
   std::uint16_t call;    // the call that made it (model: the program's)
   AccessMode mode;
   std::uint8_t flags;    // AccessFlags
+  std::uint32_t reserved;
 };
 
 // The accesses with these ids are complete for their memory. The ids follow.
@@ -118,10 +128,11 @@ struct CompletionNote {
 };
 
 // Kind Ordered (a CompletionNote and its ids): the accesses with these ids,
-// not complete yet, are delivered to their memory before every write the
-// rank makes to the same rank's memory after this call (OpenSHMEM's
-// shmem_fence). So they are ordered before those writes, and a wait that
-// sees such a later write delivered sees them delivered too.
+// writes not complete yet, are delivered to their memory before every write
+// of the same context the rank makes to the same rank's memory after this
+// call (OpenSHMEM's shmem_fence and shmem_ctx_fence). So they are ordered
+// before those writes, and a wait that sees such a later write delivered
+// sees them delivered too.
 
 // This clocked call (a wait on a flag) saw a write to these bytes of the
 // rank's own memory delivered. The writes to them whose writer's clock the
@@ -197,7 +208,7 @@ static_assert(sizeof(LocalAccessesNote) == 8);
 static_assert(sizeof(FlagObservedNote) == 24);
 static_assert(sizeof(RegionNote) == 40);
 static_assert(sizeof(RegionEndNote) == 8);
-static_assert(sizeof(AccessNote) == 64);
+static_assert(sizeof(AccessNote) == 80);
 static_assert(sizeof(CompletionNote) == 16);
 static_assert(std::is_trivially_copyable_v<AccessNote>);
 

@@ -3,7 +3,8 @@
  * T's flag (b, e), so that T's wait shows the data delivered; T waits for
  * its flag before it writes A's ack flag (c); A calls shmem_quiet instead
  * of shmem_fence before its get (d); T waits for its flag before it polls
- * it with shmem_long_g (f). The controls are those of
+ * it with shmem_long_g (f); A calls shmem_quiet instead of shmem_fence
+ * after its shmem_int_get_nbi (g, h). The controls are those of
  * race_shmem_delivery.c. No races.
  *
  * Data (ints) and flags (longs) are on the symmetric heap, each case with
@@ -96,6 +97,28 @@ int main(void) {
       seen = shmem_long_g(&flag[5], T);
     }
   }
+  shmem_barrier_all();
+
+  /* g: a quiet completes the get_nbi before the put. */
+  if (me == A) {
+    shmem_int_get_nbi(&got[3], &mem[12], 1, T);
+    shmem_quiet();
+    shmem_int_put(&mem[12], &one, 1, T);
+  }
+  shmem_quiet();
+  shmem_barrier_all();
+
+  /* h: a quiet completes the get_nbi before the flag write. */
+  if (me == A) {
+    shmem_int_get_nbi(&got[3], &mem[13], 1, T);
+    shmem_quiet();
+    shmem_long_p(&flag[12], 1, T);
+  }
+  if (me == T) {
+    shmem_long_wait_until(&flag[12], SHMEM_CMP_EQ, 1);
+    shmem_int_put(&mem[13], &two, 1, T);
+  }
+  shmem_quiet();
   shmem_barrier_all();
 
   /* Control: the fence orders A's atomic after its put. */

@@ -10,7 +10,20 @@
  *   d  A's shmem_ctx_int_get_nbi on ctx, shmem_quiet, sync, B's p;
  *   c  A's shmem_ctx_int_p on ctx, shmem_quiet, then its own shmem_int_g;
  *   e  A's shmem_ctx_int_put on ctx, shmem_ctx_quiet(ctx2), then its
- *      shmem_ctx_int_get on ctx2.
+ *      shmem_ctx_int_get on ctx2;
+ *   f  A's shmem_ctx_int_put on ctx, shmem_quiet, its second
+ *      shmem_ctx_int_put on ctx to the same int (nothing completes or
+ *      orders the first);
+ *   g  A's shmem_ctx_int_put on ctx, shmem_fence (the default context's),
+ *      its second shmem_ctx_int_put on ctx;
+ *   h  A's shmem_ctx_int_put on ctx, shmem_ctx_fence(ctx), its
+ *      shmem_int_put on the default context (a fence orders the writes of
+ *      its own context only);
+ *   i  A's shmem_ctx_int_put on ctx, shmem_ctx_fence(ctx), its shmem_long_p
+ *      of T's flag on the default context; T waits for the flag and gets
+ *      the int (the flag's delivery says nothing of ctx's put);
+ *   j  A's shmem_ctx_int_p on ctx3, shmem_quiet, sync, B's p (ctx3's p is
+ *      complete only when A destroys ctx3, at the end).
  * Unmarked controls: a p on ctx and shmem_ctx_quiet(ctx) before the
  * sync; a blocking shmem_ctx_int_get on ctx (complete when it returns);
  * a shmem_int_p and shmem_ctx_quiet(SHMEM_CTX_DEFAULT); A's own p on ctx,
@@ -18,7 +31,9 @@
  *
  * Each PE calls shmem_ctx_quiet on its contexts before every
  * shmem_barrier_all, so that no access is left to a barrier to complete.
- * race_free_shmem_ctx.c quiets the context of each access (a, b, d, c, e).
+ * race_free_shmem_ctx.c quiets the context of each access (a, b, d, c, e,
+ * f), fences the context of the two writes (g, h), writes the flag on ctx
+ * (i) and destroys ctx3, which quiets it, before the sync (j).
  * PEs: A = 0 and B = 2 (1 with two PEs) access the symmetric heap of
  * T = 1; every PE creates the contexts and calls shmem_sync_all and the
  * barriers. */
@@ -44,11 +59,13 @@ int main(void) {
   }
   const int A = 0, T = 1, B = n > 2 ? 2 : 1;
   int *mem = shmem_calloc(SLOTS, sizeof(int));
+  long *flag = shmem_calloc(1, sizeof(long));
   /* Open MPI 4.1.4's shmem_calloc zeroes the block after its barrier: this
    * barrier keeps the zeroing from overwriting other PEs' first writes. */
   shmem_barrier_all();
-  shmem_ctx_t ctx, ctx2;
-  if (shmem_ctx_create(0, &ctx) != 0 || shmem_ctx_create(0, &ctx2) != 0) {
+  shmem_ctx_t ctx, ctx2, ctx3;
+  if (shmem_ctx_create(0, &ctx) != 0 || shmem_ctx_create(0, &ctx2) != 0 ||
+      shmem_ctx_create(0, &ctx3) != 0) {
     fprintf(stderr, "race_shmem_ctx: shmem_ctx_create failed\n");
     shmem_global_exit(2);
   }
@@ -112,8 +129,47 @@ int main(void) {
   }
   end_phase(ctx, ctx2);
 
+  /* f, g, h */
+  if (me == A) {
+    shmem_ctx_int_put(ctx, &mem[6], &one, 1, T); /* race: f */
+    shmem_quiet();
+    shmem_ctx_int_put(ctx, &mem[6], &two, 1, T); /* race: f */
+    shmem_ctx_int_put(ctx, &mem[7], &one, 1, T); /* race: g */
+    shmem_fence();
+    shmem_ctx_int_put(ctx, &mem[7], &two, 1, T); /* race: g */
+    shmem_ctx_int_put(ctx, &mem[11], &one, 1, T); /* race: h */
+    shmem_ctx_fence(ctx);
+    shmem_int_put(&mem[11], &two, 1, T); /* race: h */
+  }
+  end_phase(ctx, ctx2);
+
+  /* i */
+  if (me == A) {
+    shmem_ctx_int_put(ctx, &mem[12], &one, 1, T); /* race: i */
+    shmem_ctx_fence(ctx);
+    shmem_long_p(&flag[0], 1, T);
+  }
+  if (me == T) {
+    shmem_long_wait_until(&flag[0], SHMEM_CMP_EQ, 1);
+    shmem_int_get(&got[6], &mem[12], 1, T); /* race: i */
+  }
+  end_phase(ctx, ctx2);
+
+  /* j */
+  if (me == A) {
+    shmem_ctx_int_p(ctx3, &mem[13], 1, T); /* race: j */
+    shmem_quiet();
+  }
+  shmem_sync_all();
+  if (me == B) shmem_int_p(&mem[13], 2, T); /* race: j */
+  end_phase(ctx, ctx2);
+
+  shmem_ctx_destroy(ctx3);
+  shmem_barrier_all();
+
   shmem_ctx_destroy(ctx2);
   shmem_ctx_destroy(ctx);
+  shmem_free(flag);
   shmem_free(mem);
   shmem_finalize();
   return 0;

@@ -23,7 +23,12 @@
  *      for the flag and p's A's ack flag; A waits for the ack and gets the
  *      data;
  *   f  A's p of T's flag while T polls the flag with shmem_long_g (a g is
- *      no synchronisation).
+ *      no synchronisation);
+ *   g  A's shmem_int_get_nbi of an int at T, shmem_fence, A's shmem_int_put
+ *      of the same int (the fence orders puts and non-fetching atomics,
+ *      not non-blocking gets);
+ *   h  A's shmem_int_get_nbi of an int at T, shmem_fence, its p of T's
+ *      flag; T waits for the flag and puts into the int.
  * Unmarked controls: A's put of two ints at T, shmem_fence, its
  * shmem_int_atomic_add to one of them; A's shmem_int_put_nbi of two ints,
  * shmem_fence, shmem_long_atomic_set of T's flag, T's wait and its put
@@ -35,7 +40,8 @@
  * race_free_shmem_delivery.c calls shmem_fence between A's two p's (a) and
  * between the data put and the flag p (b, e), lets T wait for its flag
  * before it writes the ack (c), calls shmem_quiet instead of the fence (d)
- * and lets T wait for its flag before it polls it (f).
+ * and lets T wait for its flag before it polls it (f); A calls shmem_quiet
+ * instead of the fence after its get_nbi (g, h).
  *
  * Data (ints) and flags (longs) are on the symmetric heap, each case with
  * its own. PEs: A = 0 writes into T = 1 (the flags A writes are at T, the
@@ -123,6 +129,28 @@ int main(void) {
       seen = shmem_long_g(&flag[5], T); /* race: f */
     }
   }
+  shmem_barrier_all();
+
+  /* g */
+  if (me == A) {
+    shmem_int_get_nbi(&got[3], &mem[12], 1, T); /* race: g */
+    shmem_fence();
+    shmem_int_put(&mem[12], &one, 1, T); /* race: g */
+  }
+  shmem_quiet();
+  shmem_barrier_all();
+
+  /* h */
+  if (me == A) {
+    shmem_int_get_nbi(&got[3], &mem[13], 1, T); /* race: h */
+    shmem_fence();
+    shmem_long_p(&flag[12], 1, T);
+  }
+  if (me == T) {
+    shmem_long_wait_until(&flag[12], SHMEM_CMP_EQ, 1);
+    shmem_int_put(&mem[13], &two, 1, T); /* race: h */
+  }
+  shmem_quiet();
   shmem_barrier_all();
 
   /* Control: the fence orders A's atomic after its put. */

@@ -569,7 +569,7 @@ struct RmaAccessEvent {
   std::uint32_t basic_type;    // accumulate family: the predefined datatype the target type is made of
   RmaKind kind;
   std::uint8_t flags;          // kRma*
-  std::uint16_t reserved;
+  std::uint16_t basic_size;    // accumulate family: bytes of one element of basic_type
   // Without kRmaTargetDense: how many RmaBlocks follow, the bytes the target
   // datatype touches from the target address (0: not described).
   std::uint32_t target_blocks;

@@ -321,7 +321,11 @@ void record_access(const RmaAccess& x) {
   ev.target_extent = static_cast<std::uint32_t>(extent);
   if (x.op != MPI_OP_NULL || x.kind == RmaKind::CompareAndSwap) {
     ev.op = static_cast<std::uint32_t>(handle_bits(x.op));
-    ev.basic_type = static_cast<std::uint32_t>(handle_bits(basic_of(x.target.type)));
+    const MPI_Datatype basic = basic_of(x.target.type);
+    ev.basic_type = static_cast<std::uint32_t>(handle_bits(basic));
+    int size = 0;
+    if (basic != MPI_DATATYPE_NULL) PMPI_Type_size(basic, &size);
+    ev.basic_size = static_cast<std::uint16_t>(size);
     if (x.op == MPI_NO_OP) ev.flags |= vcx::mpi::kRmaNoOp;
   }
   ev.kind = x.kind;

@@ -94,6 +94,7 @@ void MpiTranslator::on_rma_access(Call call, const RmaAccessEvent& e, const Payl
       a.atomic_op = e.kind == RmaKind::CompareAndSwap ? 0xffffffffu : e.op;
       if (a.atomic_op == 0) a.atomic_op = 0xfffffffeu;
       a.atomic_type = e.basic_type;
+      a.atomic_unit = e.basic_size;
       if (e.flags & kRmaNoOp) a.flags |= kAccessAtomicRead;
     }
     a.call = static_cast<std::uint16_t>(call);

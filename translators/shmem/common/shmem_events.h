@@ -48,6 +48,15 @@ inline bool completes_data(std::string_view call) {
          call == "shmemalign" || call == "shrealloc";
 }
 
+// The completion calls (CompletionEvent) that complete their context's
+// outstanding operations: shmem_quiet, shmem_ctx_quiet, and
+// shmem_ctx_destroy, which quiets the context before it frees it
+// (OpenSHMEM 1.4, section 9.4.2). shmem_fence and shmem_ctx_fence only
+// order them.
+inline bool completes_context(std::string_view call) {
+  return call.find("quiet") != std::string_view::npos || call == "shmem_ctx_destroy";
+}
+
 // What an announced write does to the value at its address.
 enum class FlagOp : std::uint8_t {
   Store = 0,        // stores operand (p, one-element put, set, swap)

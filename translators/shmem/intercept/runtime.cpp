@@ -197,8 +197,7 @@ void record_completion(Call call, std::uint64_t ctx, void* pc) {
   if (!rt.active()) return;
   rt.push(call, shmem::CompletionEvent{ctx, reinterpret_cast<std::uint64_t>(pc)}, false);
   if (rt.client().local_accesses() &&
-      std::string_view(shmem::kCallNames[static_cast<std::size_t>(call)]).find("quiet") !=
-          std::string_view::npos)
+      shmem::completes_context(shmem::kCallNames[static_cast<std::size_t>(call)]))
     end_buffers(ctx);
 }
 

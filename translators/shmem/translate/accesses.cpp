@@ -7,9 +7,11 @@
 //   source buffer may be reused; the remote write completes at the PE's
 //   next shmem_quiet (shmem_ctx_quiet of the same context) or barrier
 //   (shmem_barrier_all, shmem_barrier, the symmetric heap calls). So do the
-//   _nbi calls. shmem_fence only orders them, and completes nothing.
+//   _nbi calls. shmem_fence (shmem_ctx_fence) only orders the puts,
+//   non-fetching atomics and _nbi puts of its context before the context's
+//   later writes, and completes nothing.
 // * Atomics of one type are atomic with each other whatever their
-//   operation; one that only fetches reads.
+//   operation, on the same element; one that only fetches reads.
 // Symmetric memory needs no region: every PE names it by the same object
 // and offset (SymAddr), and all of it is exposed.
 #include <string>
@@ -71,9 +73,11 @@ void ShmemTranslator::note_access(Call call, const DataEvent& e, CallProgram& ou
   a.space = space_of(e.remote, e.pe);
   a.pc = e.pc;
   a.owner = static_cast<std::uint32_t>(e.pe);
+  a.context = e.ctx;
   if (atomic) {
     a.atomic_op = kAnyAtomic;
     a.atomic_type = atomic_type_of(kCallNames[static_cast<std::size_t>(call)]);
+    a.atomic_unit = static_cast<std::uint32_t>(e.elem_bytes);
     if (k == DataKind::AmoRead) a.flags |= kAccessAtomicRead;
   }
   a.call = static_cast<std::uint16_t>(call);
@@ -85,7 +89,7 @@ void ShmemTranslator::note_access(Call call, const DataEvent& e, CallProgram& ou
     a.offset = offset;
     a.bytes = bytes;
     out.add_note(NoteKind::Access, a);
-    if (!now) open_.push_back(OpenAccess{a.id, e.ctx, false});
+    if (!now) open_.push_back(OpenAccess{a.id, e.ctx, !reads});
   };
   // The local buffer of an _nbi call, read or written until the call
   // completes (blocking calls are done with it when they return).
@@ -144,16 +148,17 @@ void ShmemTranslator::complete_accesses(std::uint64_t ctx, bool every_context, C
 
 void ShmemTranslator::note_completion(Call call, const CompletionEvent& e, CallProgram& out) {
   if (!notes_wanted()) return;
-  const std::string_view n = kCallNames[static_cast<std::size_t>(call)];
-  if (n.find("quiet") != std::string_view::npos) {
+  if (shmem::completes_context(kCallNames[static_cast<std::size_t>(call)])) {
     complete_accesses(e.ctx, false, out, e.pc);
     return;
   }
-  // shmem_fence and shmem_ctx_fence complete nothing: the context's
-  // accesses in flight are delivered before its later ones to the same PE.
+  // shmem_fence and shmem_ctx_fence complete nothing: the context's remote
+  // writes in flight (puts, non-fetching atomics, _nbi puts) are delivered
+  // before its later writes to the same PE. Non-blocking gets are not
+  // ordered, nor are the local buffers of _nbi calls.
   ordered_.clear();
   for (OpenAccess& a : open_)
-    if (a.ctx == e.ctx && !a.ordered) {
+    if (a.ctx == e.ctx && a.remote_write && !a.ordered) {
       a.ordered = true;
       ordered_.push_back(a.id);
     }

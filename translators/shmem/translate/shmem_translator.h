@@ -84,10 +84,11 @@ class ShmemTranslator final : public Translator, public Plugin {
   // Announced fetching atomics whose result is still to come, by the
   // announcement's event seq.
   std::unordered_map<std::uint64_t, FlagWriteEvent> announced_;
-  // Remote accesses not complete yet: id and context.
+  // Accesses not complete yet: id and context.
   struct OpenAccess {
     std::uint64_t id;
     std::uint64_t ctx;
+    bool remote_write;     // a write of another PE's memory: a fence orders it
     bool ordered = false;  // an Ordered note named it already
   };
   std::vector<OpenAccess> open_;
