@@ -9,7 +9,8 @@ Each program runs twice under `vcx-run -n 3 --trace DIR`:
    from the sources, as matches_lines.py does). The ranks share this node's
    clock, so no call may return before the enter of a call of another rank
    it happened after: the clock condition, checked here from its definition
-   on the exported vector clocks.
+   on the exported vector clocks. `vcx-trace correct` must say that every
+   rank read rank 0's clock (no offset applied) and move no event.
 2. With each rank's clock skewed (VCX_TEST_CLOCK_SKEW: rank 1 50 ms behind
    and 300 ppm fast, rank 2 40 ms ahead and 200 ppm slow), as on nodes whose
    clocks are not synchronised. Now the condition must fail somewhere, and
@@ -98,11 +99,27 @@ def offset_problems(report: str) -> list[str]:
     for m in re.finditer(r"^\s*(\d+)\s+([+-][\d.]+) (ns|us|ms)\s+[+-]", report, re.M):
         scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0}[m.group(3)]
         got[int(m.group(1))] = float(m.group(2)) * scale
+    shared = shared_clock_ranks(report)
     for rank, offset in want.items():
+        if offset == 0 and rank in shared:
+            continue  # an unskewed rank reads rank 0's clock: nothing measured
         if rank not in got or abs(got[rank] - offset) > 5:
             problems.append(f"rank {rank}'s clock offset measured {got.get(rank)} ms, "
                             f"injected {offset} ms")
     return problems
+
+
+def shared_clock_ranks(report: str) -> set[int]:
+    """The ranks vcx-trace correct says read rank 0's clock."""
+    return {int(m.group(1)) for m in
+            re.finditer(r"^\s*(\d+)\s+rank 0's clock \(same node\): no offset$", report, re.M)}
+
+
+def moved_events(report: str) -> dict[int, int]:
+    """Events moved per rank, from vcx-trace correct's last table."""
+    table = report[report.rfind("events moved"):]
+    return {int(m.group(1)): int(m.group(2))
+            for m in re.finditer(r"^\s*(\d+)\s+\d+\s+(\d+)\s", table, re.M)}
 
 
 def program_order(records: list[dict]) -> list[str]:
@@ -154,6 +171,16 @@ def check(name: str, exe: str, args, work: str) -> list[str]:
     v = violations(records)
     if v:
         problems.append(f"{v} violations of the clock condition on one node's clock")
+    # One node, one clock: no offset may be applied, so nothing moves.
+    p = subprocess.run([args.vcx_trace, "correct", plain], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=args.timeout)
+    shared = shared_clock_ranks(p.stdout)
+    if shared != {0, 1, 2}:
+        problems.append(f"on one node, ranks {sorted({0, 1, 2} - shared)} were given an offset "
+                        f"to rank 0's clock:\n{p.stdout}")
+    moved = moved_events(p.stdout)
+    if sorted(moved) != [0, 1, 2] or any(moved.values()):
+        problems.append(f"on one node's clock the correction moved events: {moved}\n{p.stdout}")
     print(f"[trace_times] {name}: {len(records)} calls timed, sites named, 0 violations",
           flush=True)
 

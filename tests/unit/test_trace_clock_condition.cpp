@@ -112,29 +112,29 @@ TEST_CASE("clock condition: a one-to-all orders only the root before the others"
 
 TEST_CASE("clock condition: measured offsets move a rank onto rank 0's clock, linearly",
           "[trace][correct]") {
-  // Rank 1's clock: 1000 behind rank 0's at local time 0, and 2000 behind
-  // at local time 1,000,000 (it runs 1000 ppm fast).
+  // Rank 1's clock: 1000 behind rank 0's at local time 0, and 1400 behind
+  // at local time 1,000,000 (it runs 400 ppm slow).
   Timelines t(2);
   add(t, 0, 10'000, 10'100, {1, 0});
   add(t, 1, 9'000, 9'200, {1, 1});        // receives from rank 0
   add(t, 1, 500'000, 500'100, {1, 2});
   std::vector<std::vector<vcx::ClockSync>> syncs(2);
-  syncs[1] = {{0, 1000, 0, 50}, {1, 2000, 1'000'000, 60}};
+  syncs[1] = {{0, 1000, 0, 50}, {1, 1400, 1'000'000, 60}};
   REQUIRE(t.count_violations(1) == 1);  // returns at 9200, before the enter at 10000
   t.align(syncs);
-  // t + 1000 + 1000 * t / 1e6
-  CHECK(t.enter(1, 0) == 9'000 + 1000 + 9);
-  CHECK(t.leave(1, 0) == 9'200 + 1000 + 9);
-  CHECK(t.enter(1, 1) == 500'000 + 1000 + 500);
+  // t + 1000 + 400 * t / 1e6, rounded
+  CHECK(t.enter(1, 0) == 9'000 + 1000 + 4);
+  CHECK(t.leave(1, 0) == 9'200 + 1000 + 4);
+  CHECK(t.enter(1, 1) == 500'000 + 1000 + 200);
   CHECK(t.enter(0, 0) == 10'000);  // rank 0 is the reference, without measurements
   const auto r = t.correct(CorrectionOptions{});
   CHECK(r.ranks[1].aligned);
   CHECK(r.ranks[1].offset_start_ns == 1000);
-  CHECK(r.ranks[1].offset_end_ns == 2000);
-  CHECK(r.ranks[1].drift_ppm == Approx(1000));
+  CHECK(r.ranks[1].offset_end_ns == 1400);
+  CHECK(r.ranks[1].drift_ppm == Approx(400));
   CHECK(r.ranks[1].violations_measured == 1);
   CHECK(r.violations_measured == 1);
-  // The return moved to 10209, after rank 0's enter at 10000.
+  // The return moved to 10204, after rank 0's enter at 10000.
   CHECK(r.violations == 0);
   CHECK(r.violations_after == 0);
 
@@ -146,6 +146,59 @@ TEST_CASE("clock condition: measured offsets move a rank onto rank 0's clock, li
   one.align(start_only);
   CHECK(one.enter(1, 0) == 50);
   CHECK(one.leave(1, 0) == 150);
+}
+
+TEST_CASE("clock condition: a rank on rank 0's clock is not moved by its measurements",
+          "[trace][correct]") {
+  // Round trips of 0: the rank read rank 0's clock and measured nothing.
+  Timelines t(2);
+  add(t, 0, 1000, 1100, {1, 0});
+  add(t, 1, 1200, 1300, {1, 1});
+  std::vector<std::vector<vcx::ClockSync>> syncs(2);
+  syncs[0] = {{0, 0, 500, 0}, {1, 0, 5000, 0}};
+  syncs[1] = {{0, 0, 400, 0}, {1, 0, 6000, 0}};
+  t.align(syncs);
+  CHECK(t.enter(1, 0) == 1200);
+  CHECK(t.leave(1, 0) == 1300);
+  const auto r = t.correct(CorrectionOptions{});
+  CHECK(r.ranks[1].aligned);
+  CHECK(r.ranks[1].shared_clock);
+  CHECK(r.ranks[1].offset_start_ns == 0);
+  CHECK(r.ranks[1].drift_ppm == 0);
+  CHECK(r.ranks[1].moved == 0);
+  CHECK(r.ranks[0].moved == 0);
+}
+
+TEST_CASE("clock condition: a drift no clock has is refused for the tighter measurement",
+          "[trace][correct]") {
+  // Start: offset +1430 us with a 3 ms round trip (a busy node); end, 7 ms
+  // later: +21 ns with a 2 us round trip. Taken linearly that is a drift of
+  // about -204,000 ppm; the end's offset alone is kept instead.
+  Timelines t(2);
+  add(t, 1, 1'000'000, 1'000'100, {0, 1});
+  add(t, 1, 7'000'000, 7'000'100, {0, 2});
+  std::vector<std::vector<vcx::ClockSync>> syncs(2);
+  syncs[1] = {{0, 1'430'000, 0, 3'000'000}, {1, 21, 7'000'000, 2'000}};
+  t.align(syncs);
+  CHECK(t.enter(1, 0) == 1'000'021);
+  CHECK(t.enter(1, 1) == 7'000'021);
+  const auto r = t.correct(CorrectionOptions{});
+  CHECK_FALSE(r.ranks[1].shared_clock);
+  CHECK(r.ranks[1].drift_refused_ppm == Approx((21.0 - 1'430'000.0) / 7'000'000.0 * 1e6));
+  CHECK(r.ranks[1].drift_ppm == 0);
+  CHECK(r.ranks[1].offset_start_ns == 21);
+  CHECK(r.ranks[1].offset_end_ns == 21);
+
+  // Within what clocks do (300 ppm), the drift is taken as measured.
+  Timelines ok(2);
+  add(ok, 1, 1'000'000, 1'000'100, {0, 1});
+  std::vector<std::vector<vcx::ClockSync>> fine(2);
+  fine[1] = {{0, 1000, 0, 3'000'000}, {1, 4000, 10'000'000, 2'000}};
+  ok.align(fine);
+  CHECK(ok.enter(1, 0) == 1'000'000 + 1000 + 300);
+  const auto q = ok.correct(CorrectionOptions{});
+  CHECK(q.ranks[1].drift_refused_ppm == 0);
+  CHECK(q.ranks[1].drift_ppm == Approx(300));
 }
 
 namespace {

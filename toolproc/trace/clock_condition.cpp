@@ -103,15 +103,30 @@ void Timelines::align_rank(std::uint32_t rank, std::span<const ClockSync> syncs)
   if (!end || end->local_ns <= start->local_ns) end = start;
   RankCorrection& a = alignment_[rank];
   a.aligned = true;
-  a.offset_start_ns = start->offset_ns;
-  a.offset_end_ns = end->offset_ns;
+  // A round trip of 0: the rank read rank 0's own clock and measured
+  // nothing; its times are on rank 0's clock already.
+  if (start->rtt_ns == 0 && end->rtt_ns == 0) {
+    a.shared_clock = true;
+    return;
+  }
   const double span = static_cast<double>(end->local_ns) - static_cast<double>(start->local_ns);
-  const double slope =
-      span > 0 ? static_cast<double>(end->offset_ns - start->offset_ns) / span : 0.0;
+  double slope = span > 0 ? static_cast<double>(end->offset_ns - start->offset_ns) / span : 0.0;
+  const ClockSync* base = start;
+  if (std::abs(slope) * 1e6 > kMaxDriftPpm) {
+    // No real clock drifts that much: one of the two measurements is off
+    // (a round trip's halves far from equal). Keep the tighter one, constant.
+    a.drift_refused_ppm = slope * 1e6;
+    slope = 0;
+    if (end->rtt_ns < start->rtt_ns) base = end;
+  }
+  a.offset_start_ns = base->offset_ns + static_cast<std::int64_t>(std::llround(
+      slope * (static_cast<double>(start->local_ns) - static_cast<double>(base->local_ns))));
+  a.offset_end_ns = base->offset_ns + static_cast<std::int64_t>(std::llround(
+      slope * (static_cast<double>(end->local_ns) - static_cast<double>(base->local_ns))));
   a.drift_ppm = slope * 1e6;
   for (std::int64_t& t : ranks_[rank].t) {
-    const double since = static_cast<double>(t) - static_cast<double>(start->local_ns);
-    t += start->offset_ns + static_cast<std::int64_t>(std::llround(slope * since));
+    const double since = static_cast<double>(t) - static_cast<double>(base->local_ns);
+    t += base->offset_ns + static_cast<std::int64_t>(std::llround(slope * since));
   }
 }
 

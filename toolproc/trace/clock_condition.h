@@ -42,12 +42,20 @@ struct CorrectionOptions {
   bool use_offsets = true;
 };
 
+// The largest drift between two clocks taken as measured (ppm). Quartz
+// oscillators stay within some tens of ppm; more says a measurement is off.
+inline constexpr double kMaxDriftPpm = 500;
+
 struct RankCorrection {
   // The rank's clock against rank 0's (align()): offsets at the start and
   // the end, the drift between them; none without measurements.
   bool aligned = false;
+  bool shared_clock = false;  // the rank read rank 0's clock: nothing to move
   std::int64_t offset_start_ns = 0, offset_end_ns = 0;
   double drift_ppm = 0;
+  // Nonzero: the drift the two measurements gave, beyond kMaxDriftPpm, and
+  // refused; the offset is then the better measurement's, constant.
+  double drift_refused_ppm = 0;
   std::uint64_t violations_measured = 0;  // before align(), as recorded
   std::uint64_t violations = 0;  // returns before the enter of a call they happened after
   std::uint64_t moved = 0;       // events whose time changed

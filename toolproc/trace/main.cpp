@@ -273,13 +273,27 @@ int run_correct(const std::string& dir, const vcx::trace::CorrectionOptions& o) 
   if (aligned) {
     std::cout << "rank  offset at start  offset at end  drift\n";
     for (std::uint32_t k = 0; k < r.ranks.size(); ++k) {
-      if (!r.ranks[k].aligned) continue;
+      const vcx::trace::RankCorrection& a = r.ranks[k];
+      if (!a.aligned) continue;
       char row[128];
-      std::snprintf(row, sizeof row, "%4u  %15s  %13s  %.1f ppm\n", k,
-                    signed_duration(r.ranks[k].offset_start_ns).c_str(),
-                    signed_duration(r.ranks[k].offset_end_ns).c_str(), r.ranks[k].drift_ppm);
+      if (a.shared_clock)
+        std::snprintf(row, sizeof row, "%4u  rank 0's clock (same node): no offset\n", k);
+      else
+        std::snprintf(row, sizeof row, "%4u  %15s  %13s  %.1f ppm\n", k,
+                      signed_duration(a.offset_start_ns).c_str(),
+                      signed_duration(a.offset_end_ns).c_str(), a.drift_ppm);
       std::cout << row;
     }
+    for (std::uint32_t k = 0; k < r.ranks.size(); ++k)
+      if (r.ranks[k].drift_refused_ppm != 0) {
+        char text[256];
+        std::snprintf(text, sizeof text,
+                      "rank %u: the measured offsets drift by %.0f ppm, more than a clock "
+                      "does (%.0f ppm); the offset of the measurement with the shorter round "
+                      "trip is applied, constant",
+                      k, r.ranks[k].drift_refused_ppm, vcx::trace::kMaxDriftPpm);
+        warn(text);
+      }
   }
   std::cout << "rank  violations  events moved  largest move\n";
   for (std::uint32_t k = 0; k < r.ranks.size(); ++k) {

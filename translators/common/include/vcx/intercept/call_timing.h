@@ -31,6 +31,13 @@ bool start_trace_clock(int world_rank, const char** error);
 extern std::atomic<bool> g_trace_clock_on;
 inline bool trace_clock_on() { return g_trace_clock_on.load(std::memory_order_relaxed); }
 
+// Which clock this rank's trace clock is: equal values read the same clock
+// (one boot of one machine, one time namespace, no test skew), and a rank
+// whose value equals rank 0's needs no offset measured (an offset measured
+// between processes that share a clock is only noise: on busy cores a round
+// trip's halves are far from equal). Valid once start_trace_clock ran.
+std::uint64_t trace_clock_domain(int world_rank);
+
 // With several threads calling (MPI_THREAD_MULTIPLE, or local accesses
 // reported), a call's return is stamped only while its event is still the
 // channel's last timed one; otherwise the next event carries no return.
