@@ -12,6 +12,7 @@
 // clock. A replay that forces
 // receive R pins every receive whose k is within R's posting clock: those
 // matched before R was posted in every execution that agrees with this one.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -58,6 +59,8 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
 
   void on_clocked_call(const ClockedCall& c) override {
     last_seq_ = c.seq;
+    last_sent_ = std::any_of(c.messages.begin(), c.messages.end(),
+                             [](const MessageEnd& m) { return m.sent; });
     if (record_.is_open()) {
       // A blocking receive is posted with the clock before its call.
       before_.swap(now_);
@@ -102,7 +105,8 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
         case NoteKind::ReceiveCompleted: {
           ReceiveNote n;
           if (read_note(p, &n))
-            matches_.completed(n.token, b.completion_tick(), b.clocked ? last_seq_ : 0, b.call);
+            matches_.completed(n.token, b.completion_tick(), b.clocked && last_sent_,
+                               b.clocked ? last_seq_ : 0, b.call);
           break;
         }
         case NoteKind::ReceiveDropped: {
@@ -232,6 +236,7 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
   WildcardMatches matches_;
   Model model_ = Model::Mpi;
   std::uint64_t last_seq_ = 0;
+  bool last_sent_ = false;  // the latest clocked call sent a message (MPI_Sendrecv)
   std::uint64_t batches_ = 0;
   // By the posting call's address (and call, where the address is unknown).
   std::map<std::pair<std::uint64_t, std::uint16_t>, Location> locations_;

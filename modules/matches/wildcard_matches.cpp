@@ -66,20 +66,22 @@ void WildcardMatches::ordered(std::uint64_t later, std::uint64_t earlier) {
   if (it == receives_.end()) return;
   it->second.follows.push_back(earlier);
   // Known to have matched already: so is what it follows.
-  if (it->second.k != kNever) mark_known(earlier, it->second.k, it->second.known_at);
+  if (it->second.k != kNever)
+    mark_known(earlier, it->second.k, it->second.k_sent, it->second.known_at);
 }
 
-void WildcardMatches::completed(std::uint64_t token, ClockValue tick, std::uint64_t seq,
-                                std::uint16_t call) {
+void WildcardMatches::completed(std::uint64_t token, ClockValue tick, bool sent,
+                                std::uint64_t seq, std::uint16_t call) {
   auto it = receives_.find(token);
   if (it == receives_.end()) return;
   it->second.completed = true;
   it->second.completed_seq = seq;
   it->second.completed_call = call;
-  mark_known(token, tick, next_post_ - 1);
+  mark_known(token, tick, sent, next_post_ - 1);
 }
 
-void WildcardMatches::mark_known(std::uint64_t token, ClockValue tick, std::uint64_t at) {
+void WildcardMatches::mark_known(std::uint64_t token, ClockValue tick, bool sent,
+                                 std::uint64_t at) {
   stack_.assign(1, token);
   while (!stack_.empty()) {
     const std::uint64_t t = stack_.back();
@@ -88,8 +90,9 @@ void WildcardMatches::mark_known(std::uint64_t token, ClockValue tick, std::uint
     if (it == receives_.end()) continue;
     Receive& x = it->second;
     bool lowered = false;
-    if (tick < x.k) {
+    if (tick < x.k || (tick == x.k && x.k_sent && !sent)) {
       x.k = tick;
+      x.k_sent = sent;
       lowered = true;
     }
     if (at < x.known_at) {
@@ -181,7 +184,7 @@ bool WildcardMatches::try_decide(std::uint64_t token, Receive& r, bool final) {
       const std::uint64_t x = receiver(s, m.queue, m.position);
       if (x != 0 && matched_before(x, token, r)) continue;
       found = true;
-      if (m.entry < r.k) out.alternatives.push_back(s);
+      if (m.entry < r.known_from()) out.alternatives.push_back(s);
       break;
     }
     // Its first such message is still to come; sent after a send that
@@ -189,7 +192,8 @@ bool WildcardMatches::try_decide(std::uint64_t token, Receive& r, bool final) {
     // itself that are still to come are sent after R's completion (its
     // notes come after the calls before it ran).
     if (!found && !final) {
-      if (s == self_.value ? to_self_in_flight_ > 0 : last_entry_[s] < r.k) return false;
+      if (s == self_.value ? to_self_in_flight_ > 0 : last_entry_[s] < r.known_from())
+        return false;
     }
   }
   results_.push_back(std::move(out));

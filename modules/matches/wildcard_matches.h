@@ -8,7 +8,10 @@
 // not causally after R's match: that send's clock has this rank's entry
 // below k(R), the tick of the first call of this rank known to follow R's
 // match — R's completion, or the completion of a later receive that R had
-// to match before (MPI's non-overtaking rule for receives).
+// to match before (MPI's non-overtaking rule for receives). A completing
+// call that also sends (MPI_Sendrecv) sends with its own tick, but MPI may
+// match that send before the call's receive: its messages do not follow the
+// match, only what comes after the call does.
 //
 // Receives that matched before R: those known to have matched when R was
 // posted (completed, or ordered before a completed one), and those R was
@@ -53,11 +56,12 @@ class WildcardMatches {
   WildcardMatches(Rank self, std::uint32_t world);
 
   // Notes, in program order. `tick` and `seq`: the completing call's own
-  // clock entry and clocked-call number.
+  // clock entry and clocked-call number; `sent`: that call also sent.
   void posted(const ReceivePostedNote& n);
   void bound(const ReceiveBoundNote& n);
   void ordered(std::uint64_t later, std::uint64_t earlier);
-  void completed(std::uint64_t token, ClockValue tick, std::uint64_t seq, std::uint16_t call);
+  void completed(std::uint64_t token, ClockValue tick, bool sent, std::uint64_t seq,
+                 std::uint16_t call);
   void dropped(std::uint64_t token);
   // A signal from `source`, with the sender's clock entry for this rank.
   // Signals of one sender arrive in its sending order.
@@ -101,6 +105,9 @@ class WildcardMatches {
     // to follow its match.
     std::uint64_t known_at = kNever;
     ClockValue k = kNever;
+    bool k_sent = false;  // the call with tick k sent too: its messages do not know
+    // The smallest clock entry for this rank of a message that knows the match.
+    ClockValue known_from() const { return k == kNever ? kNever : k + (k_sent ? 1 : 0); }
     std::uint64_t completed_seq = 0;
     std::uint16_t completed_call = 0;
     std::vector<std::uint64_t> follows;  // receives it matched after
@@ -129,7 +136,7 @@ class WildcardMatches {
 
   // R and every receive ordered before it, transitively, are known to have
   // matched by posting `at`, and to precede the call with tick `tick`.
-  void mark_known(std::uint64_t token, ClockValue tick, std::uint64_t at);
+  void mark_known(std::uint64_t token, ClockValue tick, bool sent, std::uint64_t at);
   std::uint64_t receiver(std::uint32_t source, QueueId queue, std::uint64_t position) const;
   // Whether receive `x` matched before R in every execution like this one.
   bool matched_before(std::uint64_t x, std::uint64_t r_token, const Receive& r);

@@ -49,9 +49,11 @@ number or "any"):
   4. k(R): the minimum, over R's completing call and the completing calls of
      every receive B of rank r with R in E*(B) (E* the transitive closure of
      E: R in E(B), or R in E(X) and X in E*(B)), of that call's recorded
-     clock entry for rank r. The completing call of a blocking `recv` is
-     that call itself. Every event of rank r with that entry or higher
-     happened after R's match.
+     clock entry for rank r, plus one when that call also sends (an
+     MPI_Sendrecv: its send carries the call's own entry, yet MPI may match
+     it before the call's receive matched, so it does not follow R's match).
+     The completing call of a blocking `recv` is that call itself. Every
+     event of rank r with entry k(R) or higher happened after R's match.
   5. s is an alternative source of R iff m_s exists and its sending call's
      post-tick clock (what the send deposits) has entry [r] < k(R): the
      send knows no event that follows R's match, so R could have matched it.
@@ -246,10 +248,12 @@ def _send_positions(res: oracle.Result) -> Dict[str, Pos]:
     return pos
 
 
-def _clock_entry(c: oracle.Call, r: int) -> int:
+def _follows_from(c: oracle.Call, r: int) -> int:
+    """The smallest entry [r] of an event after the completion in call c
+    (step 4): c's own, unless c also sends."""
     if c.clock is None:
         raise MatchesOracleError(f"{c.where()} completes a receive but has no clock")
-    return c.clock[r]
+    return c.clock[r] + (1 if any(op.get("op") == "send" for op in c.ops) else 0)
 
 
 def expected_matches(res: oracle.Result) -> Dict[Tuple[int, int], dict]:
@@ -280,7 +284,7 @@ def expected_matches(res: oracle.Result) -> Dict[Tuple[int, int], dict]:
             s0 = m0.sender.rank
             taken = {a.msg for a in rank.before(rx) if a.msg is not None}
             taken.add(rx.msg)
-            k = min(_clock_entry(b.completer, r) for b in [rx] + rank.later(rx))
+            k = min(_follows_from(b.completer, r) for b in [rx] + rank.later(rx))
             alts, missing = [], []
             for s in range(n):
                 if s == s0 or src not in ("any", s):

@@ -119,6 +119,21 @@ class Causality(unittest.TestCase):
         self.assertEqual(res.calls[2][1].tick, [1, 2, 2])
         self.assertEqual(alts(mo.expected_matches(res)), {(1, 0): (0, []), (1, 1): (2, [])})
 
+    def test_sendrecv_own_send_does_not_know_its_receive(self):
+        # Rank 0's Sendrecv sends 0.0 to rank 1 and receives 2.0 from ANY
+        # (clock [1,0,1], k = 1 + 1: it also sends). Rank 1 receives 0.0 and
+        # then sends 1.0 (tick [1,2,0]): entry 0 is 1, it knows the
+        # Sendrecv's send, not its receive's match, so rank 1 is an
+        # alternative of index 0. Index 1 then takes 1.0.
+        gt = {0: [line("MPI_Sendrecv", snd("0.0", 1, tag=1), rcv("2.0")),
+                  line("MPI_Recv", rcv("1.0"))],
+              1: [line("MPI_Recv", rcv("0.0", src=0, tag=1)),
+                  line("MPI_Send", snd("1.0", 0))],
+              2: [line("MPI_Send", snd("2.0", 0))]}
+        res = oracle.evaluate(gt)
+        self.assertEqual(res.calls[1][1].tick, [1, 2, 0])
+        self.assertEqual(alts(mo.expected_matches(res)), {(0, 0): (2, [1]), (0, 1): (1, [])})
+
 
 class Matching(unittest.TestCase):
     def tags(self, wanted):

@@ -2,7 +2,17 @@
  * a wildcard source, one with a message above the eager limit) and pairwise
  * exchanges over several pairings, where a rank without a partner exchanges
  * with itself. A Sendrecv's send and receive proceed together, so rings and
- * pairs need no ordering. */
+ * pairs need no ordering.
+ *
+ * Then (3 ranks or more) a wildcard Sendrecv whose own send lets another
+ * rank send a message its receive could have taken: rank 2 sends rank 0 a
+ * message on tag 51, then a token on tag 52; once rank 0 has the token,
+ * rank 2's first message has reached it too, so rank 0's
+ * MPI_Sendrecv(send to 1 on tag 50, receive ANY_SOURCE on tag 51) takes
+ * rank 2's. Rank 1 receives the Sendrecv's send and only then sends on tag
+ * 51, which a later MPI_Recv(ANY_SOURCE) takes: it comes after the
+ * Sendrecv's send, not after its receive's match, so rank 1 is an
+ * alternative source of the Sendrecv's receive. */
 #include <stdio.h>
 
 #include "gt.h"
@@ -102,6 +112,22 @@ int main(int argc, char **argv) {
     gt_op_complete(&rq);
     gt_end();
     sum += gt_check(k == 0 ? in : out, MSG);
+  }
+
+  if (n >= 3) {
+    int msg[MSG];
+    MPI_Status st;
+    if (me == 2) {
+      gt_send("std", msg, MSG, 0, 51, W);
+      gt_send("std", msg, MSG, 0, 52, W);
+    } else if (me == 1) {
+      sum += gt_recv(msg, MSG, 0, 50, W, &st);
+      gt_send("std", msg, MSG, 0, 51, W);
+    } else if (me == 0) {
+      sum += gt_recv(msg, MSG, 2, 52, W, &st);
+      sendrecv(1, 50, MPI_ANY_SOURCE, 51);
+      sum += gt_recv(msg, MSG, MPI_ANY_SOURCE, 51, W, &st);
+    }
   }
 
   MPI_Barrier(W);

@@ -52,7 +52,7 @@ TEST_CASE("matches: a master's wildcard receives over many rounds keep little",
     m.posted(wildcard(token));
     m.bound(bound_to(token, w));
     ++tick;
-    m.completed(token, tick, tick, 0);  // MPI_Recv: its own clocked call
+    m.completed(token, tick, false, tick, 0);  // MPI_Recv: its own clocked call
     ++tick;                               // MPI_Send of the next task to w
     result_from(w, tick);
     m.decide(false);
@@ -85,7 +85,7 @@ TEST_CASE("matches: a sender's later message that knows the receive decides it",
   m.posted(wildcard(1));
   m.bound(bound_to(1, 1));
   m.signal(Rank{1}, QueueId{kComm, kTag}, 1, 0);
-  m.completed(1, 1, 0, 0);
+  m.completed(1, 1, false, 0, 0);
   m.decide(false);
   CHECK(m.results().empty());  // rank 2 may still send a message it could take
   // Rank 2 writes on another communicator, knowing the receive: whatever it
@@ -96,12 +96,41 @@ TEST_CASE("matches: a sender's later message that knows the receive decides it",
   CHECK(m.results()[0].alternatives.empty());
 }
 
+TEST_CASE("matches: the messages of a Sendrecv's own send do not know its receive's match",
+          "[matches]") {
+  // Rank 0's MPI_Sendrecv (tick 1) sends to rank 1 and receives from ANY;
+  // it took rank 2's message. Rank 1 answers the Sendrecv's send with a
+  // message carrying entry 1: MPI may match that send before the receive,
+  // so rank 1's message could have been taken instead.
+  WildcardMatches m(Rank{0}, 3);
+  m.posted(wildcard(1));
+  m.bound(bound_to(1, 2));
+  m.signal(Rank{2}, QueueId{kComm, kTag}, 1, 0);
+  m.completed(1, 1, true, 0, 0);
+  m.signal(Rank{1}, QueueId{kComm, kTag}, 1, 1);
+  m.decide(false);
+  REQUIRE(m.results().size() == 1);
+  CHECK(m.results()[0].alternatives == std::vector<std::uint32_t>{1});
+  CHECK(m.results()[0].known_tick == 1);  // what --explore pins with is the call's own tick
+
+  // A plain receive at tick 1: the same message knows the match.
+  WildcardMatches plain(Rank{0}, 3);
+  plain.posted(wildcard(1));
+  plain.bound(bound_to(1, 2));
+  plain.signal(Rank{2}, QueueId{kComm, kTag}, 1, 0);
+  plain.completed(1, 1, false, 0, 0);
+  plain.signal(Rank{1}, QueueId{kComm, kTag}, 1, 1);
+  plain.decide(false);
+  REQUIRE(plain.results().size() == 1);
+  CHECK(plain.results()[0].alternatives.empty());
+}
+
 TEST_CASE("matches: a rank that never sends again is decided at the end", "[matches]") {
   WildcardMatches m(Rank{0}, 3);
   m.posted(wildcard(1));
   m.bound(bound_to(1, 1));
   m.signal(Rank{1}, QueueId{kComm, kTag}, 1, 0);
-  m.completed(1, 1, 0, 0);
+  m.completed(1, 1, false, 0, 0);
   m.decide(false);
   CHECK(m.results().empty());
   CHECK(m.undecided() == 1);
@@ -119,11 +148,11 @@ TEST_CASE("matches: the first message a receive could take, not a later one", "[
   m.signal(Rank{1}, QueueId{kComm, kTag}, 1, 0);
   m.signal(Rank{2}, QueueId{kComm, kTag}, 1, 0);
   m.signal(Rank{2}, QueueId{kComm, kTag}, 2, 5);
-  m.completed(1, 1, 0, 0);
+  m.completed(1, 1, false, 0, 0);
   ReceivePostedNote later = wildcard(2);
   m.posted(later);
   m.bound(bound_to(2, 2));
-  m.completed(2, 2, 1, 0);
+  m.completed(2, 2, false, 1, 0);
   m.decide(false);
   REQUIRE(m.results().size() >= 1);
   CHECK(m.results()[0].index == 0);
@@ -147,10 +176,10 @@ TEST_CASE("matches: a receive ordered after R lowers k(R) and hides later sends"
   m.ordered(2, 1);
   m.signal(Rank{1}, QueueId{kComm, kTag}, 1, 0);
   m.signal(Rank{1}, QueueId{kComm, kTag}, 2, 0);
-  m.completed(2, 2, 1, 0);
+  m.completed(2, 2, false, 1, 0);
   m.bound(bound_to(1, 1));  // R took rank 1's first message, B its second
   m.signal(Rank{2}, QueueId{kComm, kTag}, 1, 3);
-  m.completed(1, 4, 2, 0);
+  m.completed(1, 4, false, 2, 0);
   m.decide(false);
   REQUIRE(m.results().size() == 1);
   CHECK(m.results()[0].matched_source == 1);
@@ -177,9 +206,9 @@ TEST_CASE("matches: a receive a replay forced keeps its index and has no alterna
   m.bound(bound_to(1, 1));
   m.bound(bound_to(2, 2));
   m.bound(bound_to(3, 1));
-  m.completed(1, 1, 1, 0);
-  m.completed(2, 2, 2, 0);
-  m.completed(3, 3, 3, 0);
+  m.completed(1, 1, false, 1, 0);
+  m.completed(2, 2, false, 2, 0);
+  m.completed(3, 3, false, 3, 0);
   m.decide(true);
   const auto& r = m.results();
   REQUIRE(r.size() == 2);  // #3 (token 4) was never bound nor completed
