@@ -2,7 +2,8 @@
 // receive posted with MPI_ANY_SOURCE, the source it matched and the other
 // ranks whose message it could have matched. Each tool decides its own
 // rank's receives from the translator's receive notes and the signals that
-// reach it (WildcardMatches); nothing travels between the tools. At the end
+// reach it (WildcardMatches); the tools tell each other only where their
+// ranks' synchronous sends completed (to the receiver's tool). At the end
 // each tool writes its results, with its application's memory map so that
 // vcx-run can name source lines, to <matches.dir>/rank-<R>.json.
 //
@@ -14,6 +15,7 @@
 // matched before R was posted in every execution that agrees with this one.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -38,12 +40,20 @@ constexpr std::uint64_t kDecideEvery = 256;
 // counted per source location only (a long master/worker run has one per
 // task).
 constexpr std::size_t kMaxFindings = 100000;
+// Reports of completed synchronous sends wait for the tool's next idle
+// moment unless this many bytes are waiting for one rank.
+constexpr std::size_t kOutboxBytes = 4096;
 
 class MatchesModule final : public Plugin, public ClockedCallObserver {
  public:
   MatchesModule(ToolHost& host, std::string dir, const std::string& record)
       : host_(host), self_(host.rank()), dir_(std::move(dir)),
         matches_(host.rank(), host.world_size()) {
+    link_ = host_.analysis_link("matches");
+    if (link_)
+      link_->set_handler([this](Rank src, std::span<const std::uint8_t> b) { on_message(src, b); });
+    matches_.expect_sync_reports(link_ != nullptr);
+    outbox_.resize(host.world_size());
     if (!record.empty()) {
       const std::string path = record + "/rank-" + std::to_string(self_.value) + ".txt";
       record_.open(path);
@@ -69,8 +79,7 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
   }
 
   void on_signal(const SignalArrival& s) override {
-    if (self_.value < s.clock.size())
-      matches_.signal(s.source, s.queue, s.position, s.clock[self_.value]);
+    matches_.signal(s.source, s.queue, s.position, s.synchronous, s.clock);
   }
 
   void on_signal_sent(Rank dst, QueueId, std::uint64_t) override {
@@ -114,6 +123,16 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
           if (read_note(p, &n)) matches_.dropped(n.token);
           break;
         }
+        case NoteKind::SyncSendCompleted: {
+          SyncSendCompletedNote n;
+          if (read_note(p, &n)) {
+            // Every later event of this rank follows the match; so does
+            // this call's, unless it sent too (a blocking MPI_Ssend).
+            const ClockValue from = b.completion_tick() + (b.clocked && last_sent_ ? 1 : 0);
+            sync_completed(n, from);
+          }
+          break;
+        }
         default:
           break;  // memory notes are the race analysis's
       }
@@ -121,7 +140,10 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
     if (++batches_ % kDecideEvery == 0) decide(false);
   }
 
-  void on_idle() override { decide(false); }
+  void on_idle() override {
+    send_outboxes();
+    decide(false);
+  }
 
   void flush() override {
     decide(true);
@@ -130,6 +152,47 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
   }
 
  private:
+  // Where a synchronous send of this rank completed, for the tool of the
+  // rank that received it.
+  struct SyncWire {
+    std::uint64_t queue_a;
+    std::uint64_t queue_b;
+    std::uint64_t position;
+    std::uint64_t from;  // this rank's clock entry from which events follow the match
+  };
+  static_assert(sizeof(SyncWire) == 32);
+
+  void sync_completed(const SyncSendCompletedNote& n, ClockValue from) {
+    if (n.dst == self_.value) {
+      matches_.sync_completed(self_, QueueId{n.queue_a, n.queue_b}, n.position, from);
+      return;
+    }
+    if (!link_ || n.dst >= outbox_.size()) return;
+    const SyncWire w{n.queue_a, n.queue_b, n.position, from};
+    std::vector<std::uint8_t>& box = outbox_[n.dst];
+    if (box.empty()) pending_.push_back(n.dst);
+    const std::size_t at = box.size();
+    box.resize(at + sizeof w);
+    std::memcpy(box.data() + at, &w, sizeof w);
+    if (box.size() >= kOutboxBytes) send_outboxes();
+  }
+
+  void send_outboxes() {
+    for (const std::uint32_t dst : pending_) {
+      link_->send(Rank{dst}, outbox_[dst]);
+      outbox_[dst].clear();
+    }
+    pending_.clear();
+  }
+
+  void on_message(Rank src, std::span<const std::uint8_t> bytes) {
+    for (std::size_t at = 0; at + sizeof(SyncWire) <= bytes.size(); at += sizeof(SyncWire)) {
+      SyncWire w;
+      std::memcpy(&w, bytes.data() + at, sizeof w);
+      matches_.sync_completed(src, QueueId{w.queue_a, w.queue_b}, w.position, w.from);
+    }
+  }
+
   void decide(bool final) {
     matches_.decide(final);
     for (WildcardResult& r : matches_.results()) {
@@ -235,6 +298,9 @@ class MatchesModule final : public Plugin, public ClockedCallObserver {
   std::string dir_;
   WildcardMatches matches_;
   Model model_ = Model::Mpi;
+  AnalysisLink* link_ = nullptr;
+  std::vector<std::vector<std::uint8_t>> outbox_;  // per destination rank
+  std::vector<std::uint32_t> pending_;             // ranks with something in their outbox
   std::uint64_t last_seq_ = 0;
   bool last_sent_ = false;  // the latest clocked call sent a message (MPI_Sendrecv)
   std::uint64_t batches_ = 0;

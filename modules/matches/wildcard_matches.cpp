@@ -65,6 +65,7 @@ void WildcardMatches::ordered(std::uint64_t later, std::uint64_t earlier) {
   auto it = receives_.find(later);
   if (it == receives_.end()) return;
   it->second.follows.push_back(earlier);
+  if (auto e = receives_.find(earlier); e != receives_.end()) e->second.followed_by.push_back(later);
   // Known to have matched already: so is what it follows.
   if (it->second.k != kNever)
     mark_known(earlier, it->second.k, it->second.k_sent, it->second.known_at);
@@ -75,6 +76,7 @@ void WildcardMatches::completed(std::uint64_t token, ClockValue tick, bool sent,
   auto it = receives_.find(token);
   if (it == receives_.end()) return;
   it->second.completed = true;
+  it->second.completed_post = next_post_ - 1;
   it->second.completed_seq = seq;
   it->second.completed_call = call;
   mark_known(token, tick, sent, next_post_ - 1);
@@ -106,15 +108,48 @@ void WildcardMatches::mark_known(std::uint64_t token, ClockValue tick, bool sent
 }
 
 void WildcardMatches::signal(Rank source, QueueId queue, std::uint64_t position,
-                             ClockValue entry) {
+                             bool synchronous, ClockSpan clock) {
   if (source.value >= world_) return;
   if (source == self_ && to_self_in_flight_ > 0) --to_self_in_flight_;
+  const ClockValue entry = self_.value < clock.size() ? clock[self_.value] : 0;
   last_entry_[source.value] = std::max(last_entry_[source.value], entry);
   // Signals no receive takes (annotations, collectives) only tell how far
   // their sender has come.
   if (queue.b >= kNoteTagLimit) return;
-  from_[source.value].push_back(Message{queue, position, entry, false});
+  Message m{queue, position, entry, false, synchronous, kNever, 0};
+  if (free_slots_.empty()) {
+    m.clock_slot = static_cast<std::uint32_t>(clocks_.size() / world_);
+    clocks_.resize(clocks_.size() + world_);
+  } else {
+    m.clock_slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  ClockValue* kept = clocks_.data() + static_cast<std::size_t>(m.clock_slot) * world_;
+  const std::size_t n = std::min<std::size_t>(clock.size(), world_);
+  std::copy(clock.begin(), clock.begin() + static_cast<std::ptrdiff_t>(n), kept);
+  std::fill(kept + n, kept + world_, ClockValue{0});
+  from_[source.value].push_back(m);
   peak_messages_ = std::max(peak_messages_, ++messages_);
+}
+
+void WildcardMatches::sync_completed(Rank source, QueueId queue, std::uint64_t position,
+                                     ClockValue from) {
+  if (source.value >= world_) return;
+  // Not kept: dropped already, no receive can need what it tells.
+  if (Message* m = find_message(source.value, queue, position)) m->answered_from = from;
+}
+
+WildcardMatches::Message* WildcardMatches::find_message(std::uint32_t source, QueueId queue,
+                                                        std::uint64_t position) {
+  for (Message& m : from_[source])
+    if (!m.gone && m.position == position && m.queue == queue) return &m;
+  return nullptr;
+}
+
+void WildcardMatches::release(Message& m) {
+  m.gone = true;
+  free_slots_.push_back(m.clock_slot);
+  --messages_;
 }
 
 std::uint64_t WildcardMatches::receiver(std::uint32_t source, QueueId queue,
@@ -176,6 +211,7 @@ bool WildcardMatches::try_decide(std::uint64_t token, Receive& r, bool final) {
     results_.push_back(std::move(out));
     return true;
   }
+  const bool knowers_complete = collect_knowers(token);
   for (std::uint32_t s = 0; s < world_; ++s) {
     if (s == r.source) continue;
     bool found = false;
@@ -184,7 +220,7 @@ bool WildcardMatches::try_decide(std::uint64_t token, Receive& r, bool final) {
       const std::uint64_t x = receiver(s, m.queue, m.position);
       if (x != 0 && matched_before(x, token, r)) continue;
       found = true;
-      if (m.entry < r.known_from()) out.alternatives.push_back(s);
+      if (m.entry < r.known_from() && unknown_to_knowers(m)) out.alternatives.push_back(s);
       break;
     }
     // Its first such message is still to come; sent after a send that
@@ -196,7 +232,59 @@ bool WildcardMatches::try_decide(std::uint64_t token, Receive& r, bool final) {
         return false;
     }
   }
+  // What is still to be learnt of synchronous sends can only remove
+  // alternatives.
+  if (!final && !out.alternatives.empty() &&
+      (!knowers_complete || may_follow_unbound(token, r)))
+    return false;
   results_.push_back(std::move(out));
+  return true;
+}
+
+bool WildcardMatches::collect_knowers(std::uint64_t token) {
+  knowers_.clear();
+  bool complete = true;
+  // R and the receives ordered after it, transitively.
+  followers_.clear();
+  stack_.assign(1, token);
+  while (!stack_.empty()) {
+    const std::uint64_t t = stack_.back();
+    stack_.pop_back();
+    if (!followers_.insert(t).second) continue;
+    auto it = receives_.find(t);
+    if (it == receives_.end()) continue;
+    const Receive& x = it->second;
+    stack_.insert(stack_.end(), x.followed_by.begin(), x.followed_by.end());
+    if (!x.bound) {
+      complete = false;  // it may yet take a synchronous message
+      continue;
+    }
+    const Message* m = find_message(x.source, x.queue, x.position);
+    if (m == nullptr || !m->synchronous) continue;
+    if (m->answered_from == kNever) {
+      // Its sender's completion is still to be reported (or never will be:
+      // without reports, or a send never waited for).
+      if (sync_reports_ || x.source == self_.value) complete = false;
+      continue;
+    }
+    knowers_.push_back(Knower{x.source, m->answered_from});
+  }
+  return complete;
+}
+
+bool WildcardMatches::may_follow_unbound(std::uint64_t token, const Receive& r) const {
+  // Posted while R was pending, on its communicator: it may be ordered
+  // after R once bound.
+  for (const auto& [t, x] : receives_)
+    if (t != token && !x.bound && !x.dropped && x.space == r.space && x.post_no > r.post_no &&
+        x.post_no <= r.completed_post)
+      return true;
+  return false;
+}
+
+bool WildcardMatches::unknown_to_knowers(const Message& m) const {
+  for (const Knower& k : knowers_)
+    if (clock_entry(m, k.rank) >= k.from) return false;
   return true;
 }
 
@@ -229,10 +317,9 @@ void WildcardMatches::drop_unneeded() {
         if (x != 0) {
           auto it = receives_.find(x);
           if (it == receives_.end() || it->second.known_at < oldest) {
-            m.gone = true;
             auto b = binds_.find(QueueKey{s, m.queue});
             b->second.tokens.erase(m.position);
-            --messages_;
+            release(m);
           }
         }
       }

@@ -13,6 +13,18 @@
 // match that send before the call's receive: its messages do not follow the
 // match, only what comes after the call does.
 //
+// A synchronous send completes only once its message was matched: every
+// later event of its sender follows the match of the receive X that took
+// it, and so of every receive X had to match after. So when R or a receive
+// ordered after R took a synchronous message of rank q, whose send
+// completed at q's tick t (t + 1 if that call sent too), a message whose
+// sender's clock has entry [q] >= t knows R's match as well. Each tool
+// tells the receiver's tool where its synchronous sends completed
+// (sync_completed). R waits for what could still add such knowledge — a
+// receive ordered after it, or posted while it was pending, not bound yet,
+// or a synchronous message's completion not reported yet — but only while
+// it has an alternative such knowledge could remove.
+//
 // Receives that matched before R: those known to have matched when R was
 // posted (completed, or ordered before a completed one), and those R was
 // ordered after (ReceiveOrdered notes), transitively.
@@ -63,9 +75,17 @@ class WildcardMatches {
   void completed(std::uint64_t token, ClockValue tick, bool sent, std::uint64_t seq,
                  std::uint16_t call);
   void dropped(std::uint64_t token);
-  // A signal from `source`, with the sender's clock entry for this rank.
+  // A signal from `source`, with the sender's clock (valid during the call).
   // Signals of one sender arrive in its sending order.
-  void signal(Rank source, QueueId queue, std::uint64_t position, ClockValue entry);
+  void signal(Rank source, QueueId queue, std::uint64_t position, bool synchronous,
+              ClockSpan clock);
+  // The synchronous send of `source`'s signal (queue, position) to this
+  // rank completed: every event of `source` whose clock has entry
+  // [source] >= from follows its match. Comes after the signal.
+  void sync_completed(Rank source, QueueId queue, std::uint64_t position, ClockValue from);
+  // Whether completions of other ranks' synchronous sends are reported
+  // (a tool without a link to the others hears only its own).
+  void expect_sync_reports(bool on) { sync_reports_ = on; }
   // This rank sent a signal to itself (its tool ran the send); until it
   // arrives, a later message to itself may still be a candidate.
   void sent_to_self() { ++to_self_in_flight_; }
@@ -110,13 +130,22 @@ class WildcardMatches {
     ClockValue known_from() const { return k == kNever ? kNever : k + (k_sent ? 1 : 0); }
     std::uint64_t completed_seq = 0;
     std::uint16_t completed_call = 0;
-    std::vector<std::uint64_t> follows;  // receives it matched after
+    std::uint64_t completed_post = kNever;  // the last posting before its completion
+    std::vector<std::uint64_t> follows;      // receives it matched after
+    std::vector<std::uint64_t> followed_by;  // receives that matched after it
   };
   struct Message {
     QueueId queue{};
     std::uint64_t position = 0;
-    ClockValue entry = 0;
+    ClockValue entry = 0;  // the sender's clock entry for this rank
     bool gone = false;
+    bool synchronous = false;
+    ClockValue answered_from = kNever;  // sync_completed's `from`, kNever: not yet
+    std::uint32_t clock_slot = 0;       // the sender's clock in clocks_
+  };
+  struct Knower {
+    std::uint32_t rank;
+    ClockValue from;
   };
   struct QueueKey {
     std::uint32_t source;
@@ -141,6 +170,17 @@ class WildcardMatches {
   // Whether receive `x` matched before R in every execution like this one.
   bool matched_before(std::uint64_t x, std::uint64_t r_token, const Receive& r);
   bool try_decide(std::uint64_t token, Receive& r, bool final);
+  // Fills knowers_ from R and the receives ordered after it; false when
+  // what a synchronous send could tell is not known yet.
+  bool collect_knowers(std::uint64_t token);
+  // A receive not bound yet that may still be ordered after R.
+  bool may_follow_unbound(std::uint64_t token, const Receive& r) const;
+  bool unknown_to_knowers(const Message& m) const;
+  Message* find_message(std::uint32_t source, QueueId queue, std::uint64_t position);
+  ClockValue clock_entry(const Message& m, std::uint32_t rank) const {
+    return clocks_[static_cast<std::size_t>(m.clock_slot) * world_ + rank];
+  }
+  void release(Message& m);
   // Whether R could take a message on a queue with this queue.b (its tag).
   static bool accepts(const Receive& r, std::uint64_t tag);
   void drop_unneeded();
@@ -154,12 +194,18 @@ class WildcardMatches {
   std::vector<std::deque<Message>> from_;  // per sender, in its sending order
   std::vector<ClockValue> last_entry_;     // per sender: its latest signal's entry for us
   std::uint64_t to_self_in_flight_ = 0;
+  bool sync_reports_ = true;
+  // The kept messages' sender clocks, world_ entries per slot.
+  std::vector<ClockValue> clocks_;
+  std::vector<std::uint32_t> free_slots_;
+  std::vector<Knower> knowers_;  // scratch
   std::size_t messages_ = 0;
   std::size_t peak_messages_ = 0;
   std::size_t unreported_ = 0;
   std::deque<std::uint64_t> undecided_;  // wildcard receives, in posting order
   std::unordered_set<std::uint64_t> unbound_known_;  // known to have matched, message unknown
   std::unordered_set<std::uint64_t> closure_;        // scratch: receives R follows
+  std::unordered_set<std::uint64_t> followers_;      // scratch: R and receives that follow it
   std::vector<std::uint64_t> stack_;                 // scratch
   std::vector<WildcardResult> results_;
 };

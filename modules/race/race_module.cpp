@@ -133,6 +133,7 @@ class RaceModule final : public Plugin, public ClockedCallObserver {
         case NoteKind::ReceiveOrdered:
         case NoteKind::ReceiveCompleted:
         case NoteKind::ReceiveDropped:
+        case NoteKind::SyncSendCompleted:
           break;  // the matching, not memory
         case NoteKind::LocalAccesses: {
           LocalAccessesNote n;

@@ -54,9 +54,21 @@ number or "any"):
      it before the call's receive matched, so it does not follow R's match).
      The completing call of a blocking `recv` is that call itself. Every
      event of rank r with entry k(R) or higher happened after R's match.
+     K(R), the knowers of R's match: pairs (world rank q, threshold t) such
+     that every event of rank q with entry [q] >= t happened after R's
+     match. K(R) holds (r, k(R)) and, for each receive X in {R} u {B of
+     rank r : R in E*(B)} whose matched message m_X was sent in mode "sync"
+     by rank q, (q, t) with t the recorded clock entry [q] of the call of q
+     that completed m_X's send (the one waiting for its answer: the
+     MPI_Ssend itself, or where the MPI_Issend's request completes), plus
+     one when that call also sends (a blocking MPI_Ssend: its own message
+     carries the call's entry, yet is sent before X matched it). That call
+     returns only after X matched, and X matched no earlier than R (X is R,
+     or R in E*(X)). An X whose sync send never completed adds no pair.
   5. s is an alternative source of R iff m_s exists and its sending call's
-     post-tick clock (what the send deposits) has entry [r] < k(R): the
-     send knows no event that follows R's match, so R could have matched it.
+     post-tick clock (what the send deposits) has entry [q] < t for every
+     (q, t) in K(R) (also when s is such a q): the send knows no event that
+     follows R's match, so R could have matched it.
 
 Result (expected_matches): a dict keyed by (rank, index) for every
 completed, non-cancelled wildcard receive, each value
@@ -252,8 +264,16 @@ def _follows_from(c: oracle.Call, r: int) -> int:
     """The smallest entry [r] of an event after the completion in call c
     (step 4): c's own, unless c also sends."""
     if c.clock is None:
-        raise MatchesOracleError(f"{c.where()} completes a receive but has no clock")
+        raise MatchesOracleError(f"{c.where()} completes a receive or a synchronous send "
+                                 f"but has no clock")
     return c.clock[r] + (1 if any(op.get("op") == "send" for op in c.ops) else 0)
+
+
+def _sync_completers(res: oracle.Result) -> Dict[str, oracle.Call]:
+    """msg -> the call that completed its synchronous send (waited for its
+    answer); sync sends never completed are absent."""
+    return {w[1]: c for calls in res.calls.values() for c in calls for w in c.waits
+            if w[0] == "ack"}
 
 
 def expected_matches(res: oracle.Result) -> Dict[Tuple[int, int], dict]:
@@ -261,6 +281,7 @@ def expected_matches(res: oracle.Result) -> Dict[Tuple[int, int], dict]:
     docstring), from an evaluated oracle.Result."""
     n = res.n
     sent_at = _send_positions(res)
+    acked = _sync_completers(res)
     # (dest, sender) -> messages in the sender's order, cancelled sends left out
     outgoing: Dict[Tuple[int, int], List[oracle.Message]] = {}
     for m in sorted(res.messages.values(), key=lambda m: sent_at[m.msg]):
@@ -284,7 +305,16 @@ def expected_matches(res: oracle.Result) -> Dict[Tuple[int, int], dict]:
             s0 = m0.sender.rank
             taken = {a.msg for a in rank.before(rx) if a.msg is not None}
             taken.add(rx.msg)
-            k = min(_follows_from(b.completer, r) for b in [rx] + rank.later(rx))
+            later = rank.later(rx)
+            # K(R) as rank -> threshold: per rank, the smallest t is the one
+            # that decides.
+            knowers = {r: min(_follows_from(b.completer, r) for b in [rx] + later)}
+            for x in [rx] + later:
+                mx = res.messages[x.msg]
+                if mx.mode == "sync" and mx.msg in acked:
+                    q = mx.sender.rank
+                    t = _follows_from(acked[mx.msg], q)
+                    knowers[q] = min(t, knowers.get(q, t))
             alts, missing = [], []
             for s in range(n):
                 if s == s0 or src not in ("any", s):
@@ -299,7 +329,8 @@ def expected_matches(res: oracle.Result) -> Dict[Tuple[int, int], dict]:
                     if m.match[0] == comm and tag in ("any", m.match[1]):
                         m_s = m
                         break
-                if m_s is not None and m_s.sender.tick[r] < k:
+                if m_s is not None and all(m_s.sender.tick[q] < t
+                                           for q, t in knowers.items()):
                     alts.append(s)
             if missing:
                 raise MatchesOracleError(

@@ -20,9 +20,9 @@ from test_oracle import (cancel, coll, complete, free, imrecv, line, mprobe,  # 
 W = "world"
 
 
-def snd(msg, dest, tag=0, comm=W, req=None):
+def snd(msg, dest, tag=0, comm=W, req=None, mode="std"):
     """A send op with its matching fields."""
-    return send(msg, dest, req=req, match=(comm, tag))
+    return send(msg, dest, mode=mode, req=req, match=(comm, tag))
 
 
 def rcv(msg, src="any", tag=0, comm=W):
@@ -285,6 +285,76 @@ class Requests(unittest.TestCase):
                   line("MPI_Recv", rcv("0.0", src=0))],
               1: [line("MPI_Send", snd("1.0", 0))]}
         self.assertEqual(alts(mo.compute(gt)), {(0, 0): (1, [0])})
+
+
+class SyncSends(unittest.TestCase):
+    """A synchronous send completes only once a receive matched its message:
+    later events of its sender follow that match (step 4, K(R))."""
+
+    @staticmethod
+    def four_ranks(a_msg, b_msg, send1=None):
+        """Rank 0: Irecv(ANY) a [0], Irecv(ANY) b [1], Waitall, Recv(ANY)
+        [2] gets c. Rank 1: sends m to 0 (by default MPI_Issend + MPI_Wait),
+        then u to rank 2 (tag 1). Rank 2: Recv(1, tag 1) u, Send c to 0.
+        Rank 3: Send e to 0. a and b get a_msg and b_msg (m and e)."""
+        return {0: [line("MPI_Irecv", irecv("a")),
+                    line("MPI_Irecv", irecv("b")),
+                    line("MPI_Waitall", complete("a", a_msg), complete("b", b_msg)),
+                    line("MPI_Recv", rcv("c"))],
+                1: [send1 or line("MPI_Issend", snd("m", 0, req="s", mode="sync")),
+                    line("MPI_Wait", complete("s")),
+                    line("MPI_Send", snd("u", 2, tag=1))],
+                2: [line("MPI_Recv", rcv("u", src=1, tag=1)),
+                    line("MPI_Send", snd("c", 0))],
+                3: [line("MPI_Send", snd("e", 0))]}
+
+    def test_issend_taken_by_the_later_receive(self):
+        # a got e, b got m. Rank 0's Waitall [1,1,0,1] gives k = 1 for a and
+        # b. m's answer (b posted before any clocked call: zeros, plus e's
+        # sender for a in E(b)) makes rank 1's Wait [0,2,0,1]: K(b) = {(0, 1),
+        # (1, 2)}, and K(a) too, since a in E(b). c follows the Wait (tick
+        # [0,3,2,1], entry 1 = 3 >= 2): an alternative of neither, although
+        # it knows nothing of rank 0 (entry 0 = 0 < 1). m itself (tick
+        # [0,1,0,0]) stays an alternative of a.
+        res = oracle.evaluate(self.four_ranks("e", "m"))
+        self.assertEqual(res.calls[0][2].clock, [1, 1, 0, 1])
+        self.assertEqual(res.calls[1][1].clock, [0, 2, 0, 1])
+        self.assertEqual(res.calls[2][1].tick, [0, 3, 2, 1])
+        self.assertEqual(alts(mo.expected_matches(res)),
+                         {(0, 0): (3, [1]), (0, 1): (1, []), (0, 2): (2, [])})
+
+    def test_issend_taken_by_the_earlier_receive(self):
+        # a got m, b got e. K(a) = {(0, 1), (1, 2)} (rank 1's Wait [0,2,0,0]):
+        # c (tick [0,3,2,0]) is no alternative of a, e (tick [0,0,0,1]) is.
+        # b's message is not synchronous and a is not after b: K(b) = {(0,
+        # 1)}, c only knows that a matched, so it is an alternative of b.
+        res = oracle.evaluate(self.four_ranks("m", "e"))
+        self.assertEqual(res.calls[1][1].clock, [0, 2, 0, 0])
+        self.assertEqual(res.calls[2][1].tick, [0, 3, 2, 0])
+        self.assertEqual(alts(mo.expected_matches(res)),
+                         {(0, 0): (1, [3]), (0, 1): (3, [2]), (0, 2): (2, [])})
+
+    def test_blocking_ssend(self):
+        # The MPI_Ssend completes in its own call [0,1,0,1]: its message m
+        # carries entry 1 = 1 but is sent before b matched it, so t = 1 + 1 =
+        # 2. m stays an alternative of a; c (tick [0,2,2,1]) is none.
+        gt = self.four_ranks("e", "m")
+        gt[1] = [line("MPI_Ssend", snd("m", 0, mode="sync")),
+                 line("MPI_Send", snd("u", 2, tag=1))]
+        res = oracle.evaluate(gt)
+        self.assertEqual(res.calls[1][0].clock, [0, 1, 0, 1])
+        self.assertEqual(res.calls[1][0].tick[1], 1)
+        self.assertEqual(res.calls[2][1].tick, [0, 2, 2, 1])
+        self.assertEqual(alts(mo.expected_matches(res)),
+                         {(0, 0): (3, [1]), (0, 1): (1, []), (0, 2): (2, [])})
+
+    def test_standard_send_tells_nothing(self):
+        # MPI_Isend in standard mode: its Wait returns whether or not b
+        # matched m, so only rank 0's entry decides (k = 1) and c (entry 0 =
+        # 0) is an alternative of a and b.
+        gt = self.four_ranks("e", "m", send1=line("MPI_Isend", snd("m", 0, req="s")))
+        self.assertEqual(alts(mo.compute(gt)),
+                         {(0, 0): (3, [1, 2]), (0, 1): (1, [2]), (0, 2): (2, [])})
 
 
 class MissingFields(unittest.TestCase):

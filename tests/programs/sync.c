@@ -5,7 +5,17 @@
  * Test-family loops.
  *
  * A synchronous send only completes once its receive has started, so every
- * phase either passes a token or has the receive posted before the send. */
+ * phase either passes a token or has the receive posted before the send.
+ *
+ * Last, what a completed synchronous send tells its sender (3 ranks or
+ * more): rank 0 posts two Irecv(ANY_SOURCE) [a] and [b], waits for both,
+ * then MPI_Recv(ANY_SOURCE), all on tag 20. Rank 2's MPI_Ssend e takes [a]
+ * (posted first); once it returned, rank 2 tells rank 1, whose MPI_Issend
+ * m then takes [b]; once m's MPI_Wait returned, rank 1 tells rank 2, whose
+ * message c goes to the MPI_Recv. m was sent after [a]'s match, c after
+ * [b]'s (and so [a]'s): no receive could have taken another message. With
+ * 4 ranks or more, the same on tag 23 with rank 3's standard-mode send e
+ * and no token before m, so either of [a] and [b] may take e or m. */
 #include <stdio.h>
 
 #include "gt.h"
@@ -158,6 +168,40 @@ int main(int argc, char **argv) {
       }
     }
     barrier();
+  }
+
+  if (n >= 3) {
+    if (me == 0) {
+      for (int tag = 20; tag <= (n >= 4 ? 23 : 20); tag += 3) {
+        gt_reqs rq;
+        gt_reqs_init(&rq);
+        gt_irecv(&rq, rb[6], MSG, MPI_ANY_SOURCE, tag, W);
+        gt_irecv(&rq, rb[7], MSG, MPI_ANY_SOURCE, tag, W);
+        gt_complete(&rq, GT_WAITALL);
+        sum += rq.digest;
+        sum += gt_recv(rb[5], MSG, MPI_ANY_SOURCE, tag, W, NULL);
+      }
+    } else if (me == 1) {
+      for (int tag = 20; tag <= (n >= 4 ? 23 : 20); tag += 3) {
+        if (tag == 20) sum += gt_recv(rb[6], MSG, 2, 21, W, NULL);
+        gt_reqs rq;
+        gt_reqs_init(&rq);
+        gt_isend(&rq, "sync", sb[6], MSG, 0, tag, W);
+        gt_complete(&rq, GT_WAITALL);
+        gt_send("std", sb[7], MSG, 2, tag + 2, W);
+      }
+    } else if (me == 2) {
+      for (int tag = 20; tag <= (n >= 4 ? 23 : 20); tag += 3) {
+        if (tag == 20) {
+          gt_send("sync", sb[6], MSG, 0, 20, W);
+          gt_send("std", sb[7], MSG, 1, 21, W);
+        }
+        sum += gt_recv(rb[6], MSG, 1, tag + 2, W, NULL);
+        gt_send("std", sb[5], MSG, 0, tag, W);
+      }
+    } else if (me == 3) {
+      gt_send("std", sb[6], MSG, 0, 23, W);
+    }
   }
 
   barrier();

@@ -39,6 +39,7 @@ enum class NoteKind : std::uint16_t {
   ReceiveOrdered = 10,   // ReceiveOrderedNote: one matched before another
   ReceiveCompleted = 11, // ReceiveNote: the program completed it (this call)
   ReceiveDropped = 12,   // ReceiveNote: it matched nothing; later ones on its queue move up
+  SyncSendCompleted = 13,  // SyncSendCompletedNote: a synchronous send's message was matched
 };
 
 struct NoteHeader {
@@ -199,10 +200,23 @@ struct ReceiveNote {
   std::uint64_t token;
 };
 
+// This call completed a synchronous send (MPI_Ssend returned, an
+// MPI_Issend's request completed): the receive that took its message had
+// matched by then. The message is the position-th signal of this rank on
+// (dst, queue).
+struct SyncSendCompletedNote {
+  std::uint64_t queue_a;
+  std::uint64_t queue_b;
+  std::uint64_t position;
+  std::uint32_t dst;  // world rank
+  std::uint32_t reserved;
+};
+
 static_assert(sizeof(ReceivePostedNote) == 40);
 static_assert(sizeof(ReceiveBoundNote) == 32);
 static_assert(sizeof(ReceiveOrderedNote) == 16);
 static_assert(sizeof(ReceiveNote) == 8);
+static_assert(sizeof(SyncSendCompletedNote) == 32);
 static_assert(sizeof(NoteHeader) == 8);
 static_assert(sizeof(LocalAccessesNote) == 8);
 static_assert(sizeof(FlagObservedNote) == 24);

@@ -29,6 +29,14 @@ ReceiveBoundNote bound_to(std::uint64_t token, std::uint32_t source) {
   return ReceiveBoundNote{token, kComm, static_cast<std::uint64_t>(kTag), source, 0};
 }
 
+// A standard-mode message to rank 0 whose sender's clock has entry [0] =
+// `knows` (and 0 elsewhere: these cases need no other entry).
+void deliver(WildcardMatches& m, std::uint32_t source, QueueId queue, std::uint64_t position,
+             ClockValue knows) {
+  const std::vector<ClockValue> clock{knows, 0, 0, 0};
+  m.signal(Rank{source}, queue, position, false, clock);
+}
+
 }  // namespace
 
 TEST_CASE("matches: a master's wildcard receives over many rounds keep little",
@@ -41,7 +49,7 @@ TEST_CASE("matches: a master's wildcard receives over many rounds keep little",
   std::uint64_t position[4] = {0, 0, 0, 0};
   std::uint64_t token = 0;
   auto result_from = [&](std::uint32_t w, ClockValue knows) {
-    m.signal(Rank{w}, QueueId{kComm, kTag}, ++position[w], knows);
+    deliver(m, w, QueueId{kComm, kTag}, ++position[w], knows);
   };
   for (std::uint32_t w = 1; w <= 3; ++w) result_from(w, 0);
   std::size_t peak_messages = 0, peak_receives = 0;
@@ -84,13 +92,13 @@ TEST_CASE("matches: a sender's later message that knows the receive decides it",
   WildcardMatches m(Rank{0}, 3);
   m.posted(wildcard(1));
   m.bound(bound_to(1, 1));
-  m.signal(Rank{1}, QueueId{kComm, kTag}, 1, 0);
+  deliver(m, 1, QueueId{kComm, kTag}, 1, 0);
   m.completed(1, 1, false, 0, 0);
   m.decide(false);
   CHECK(m.results().empty());  // rank 2 may still send a message it could take
   // Rank 2 writes on another communicator, knowing the receive: whatever it
   // sends on kComm later knows it too.
-  m.signal(Rank{2}, QueueId{kOtherComm, kTag}, 1, 1);
+  deliver(m, 2, QueueId{kOtherComm, kTag}, 1, 1);
   m.decide(false);
   REQUIRE(m.results().size() == 1);
   CHECK(m.results()[0].alternatives.empty());
@@ -105,9 +113,9 @@ TEST_CASE("matches: the messages of a Sendrecv's own send do not know its receiv
   WildcardMatches m(Rank{0}, 3);
   m.posted(wildcard(1));
   m.bound(bound_to(1, 2));
-  m.signal(Rank{2}, QueueId{kComm, kTag}, 1, 0);
+  deliver(m, 2, QueueId{kComm, kTag}, 1, 0);
   m.completed(1, 1, true, 0, 0);
-  m.signal(Rank{1}, QueueId{kComm, kTag}, 1, 1);
+  deliver(m, 1, QueueId{kComm, kTag}, 1, 1);
   m.decide(false);
   REQUIRE(m.results().size() == 1);
   CHECK(m.results()[0].alternatives == std::vector<std::uint32_t>{1});
@@ -117,9 +125,9 @@ TEST_CASE("matches: the messages of a Sendrecv's own send do not know its receiv
   WildcardMatches plain(Rank{0}, 3);
   plain.posted(wildcard(1));
   plain.bound(bound_to(1, 2));
-  plain.signal(Rank{2}, QueueId{kComm, kTag}, 1, 0);
+  deliver(plain, 2, QueueId{kComm, kTag}, 1, 0);
   plain.completed(1, 1, false, 0, 0);
-  plain.signal(Rank{1}, QueueId{kComm, kTag}, 1, 1);
+  deliver(plain, 1, QueueId{kComm, kTag}, 1, 1);
   plain.decide(false);
   REQUIRE(plain.results().size() == 1);
   CHECK(plain.results()[0].alternatives.empty());
@@ -129,7 +137,7 @@ TEST_CASE("matches: a rank that never sends again is decided at the end", "[matc
   WildcardMatches m(Rank{0}, 3);
   m.posted(wildcard(1));
   m.bound(bound_to(1, 1));
-  m.signal(Rank{1}, QueueId{kComm, kTag}, 1, 0);
+  deliver(m, 1, QueueId{kComm, kTag}, 1, 0);
   m.completed(1, 1, false, 0, 0);
   m.decide(false);
   CHECK(m.results().empty());
@@ -145,9 +153,9 @@ TEST_CASE("matches: the first message a receive could take, not a later one", "[
   WildcardMatches m(Rank{0}, 3);
   m.posted(wildcard(1));
   m.bound(bound_to(1, 1));
-  m.signal(Rank{1}, QueueId{kComm, kTag}, 1, 0);
-  m.signal(Rank{2}, QueueId{kComm, kTag}, 1, 0);
-  m.signal(Rank{2}, QueueId{kComm, kTag}, 2, 5);
+  deliver(m, 1, QueueId{kComm, kTag}, 1, 0);
+  deliver(m, 2, QueueId{kComm, kTag}, 1, 0);
+  deliver(m, 2, QueueId{kComm, kTag}, 2, 5);
   m.completed(1, 1, false, 0, 0);
   ReceivePostedNote later = wildcard(2);
   m.posted(later);
@@ -174,11 +182,11 @@ TEST_CASE("matches: a receive ordered after R lowers k(R) and hides later sends"
   m.posted(b);
   m.bound(bound_to(2, 1));
   m.ordered(2, 1);
-  m.signal(Rank{1}, QueueId{kComm, kTag}, 1, 0);
-  m.signal(Rank{1}, QueueId{kComm, kTag}, 2, 0);
+  deliver(m, 1, QueueId{kComm, kTag}, 1, 0);
+  deliver(m, 1, QueueId{kComm, kTag}, 2, 0);
   m.completed(2, 2, false, 1, 0);
   m.bound(bound_to(1, 1));  // R took rank 1's first message, B its second
-  m.signal(Rank{2}, QueueId{kComm, kTag}, 1, 3);
+  deliver(m, 2, QueueId{kComm, kTag}, 1, 3);
   m.completed(1, 4, false, 2, 0);
   m.decide(false);
   REQUIRE(m.results().size() == 1);
@@ -191,9 +199,9 @@ TEST_CASE("matches: a receive a replay forced keeps its index and has no alterna
   // Rank 0 posts three wildcard receives; a replay forced the second to
   // rank 2. Ranks 1 and 2 each have a message that knows nothing of rank 0.
   WildcardMatches m(Rank{0}, 3);
-  m.signal(Rank{1}, QueueId{kComm, kTag}, 1, 0);
-  m.signal(Rank{2}, QueueId{kComm, kTag}, 1, 0);
-  m.signal(Rank{1}, QueueId{kComm, kTag}, 2, 0);
+  deliver(m, 1, QueueId{kComm, kTag}, 1, 0);
+  deliver(m, 2, QueueId{kComm, kTag}, 1, 0);
+  deliver(m, 1, QueueId{kComm, kTag}, 2, 0);
   m.posted(wildcard(1));
   ReceivePostedNote forced = wildcard(2);
   forced.want_source = 2;
@@ -219,4 +227,88 @@ TEST_CASE("matches: a receive a replay forced keeps its index and has no alterna
   CHECK(r[1].matched_source == 2);
   CHECK(r[1].alternatives.empty());
   CHECK(m.unreported() == 1);
+}
+
+namespace {
+
+// Rank 0: Irecv(ANY) [0] (token 1) and [1] (token 2), Waitall at tick 3.
+// [0] took e of rank 3; [1] took rank 1's m (synchronous or not), so [1]
+// matched after [0]. Rank 1's m has clock [0,1,0,0]; after its Wait (tick
+// 2) it told rank 2, whose message c has clock [2,3,2,0].
+void two_irecvs_and_a_later_message(WildcardMatches& m, bool m_synchronous) {
+  const QueueId q{kComm, kTag};
+  m.posted(wildcard(1));
+  m.posted(wildcard(2));
+  m.signal(Rank{3}, q, 1, false, std::vector<ClockValue>{0, 0, 0, 1});
+  m.signal(Rank{1}, q, 1, m_synchronous, std::vector<ClockValue>{0, 1, 0, 0});
+  m.bound(bound_to(1, 3));
+  m.ordered(2, 1);
+  m.bound(bound_to(2, 1));
+  m.completed(1, 3, false, 2, 0);
+  m.completed(2, 3, false, 2, 0);
+  m.signal(Rank{2}, q, 1, false, std::vector<ClockValue>{2, 3, 2, 0});
+}
+
+}  // namespace
+
+TEST_CASE("matches: a completed synchronous send tells its sender's later messages",
+          "[matches]") {
+  // m is an Issend: c follows [1]'s match, and so [0]'s. m itself could
+  // have gone to [0].
+  WildcardMatches m(Rank{0}, 4);
+  const QueueId q{kComm, kTag};
+  two_irecvs_and_a_later_message(m, true);
+  m.decide(false);
+  // Until rank 1's tool says where m's send completed, c may be an
+  // alternative of [0] or not: [0] waits.
+  CHECK(m.results().empty());
+  m.sync_completed(Rank{1}, q, 1, 2);
+  m.decide(false);
+  REQUIRE(m.results().size() == 1);
+  CHECK(m.results()[0].index == 0);
+  CHECK(m.results()[0].alternatives == std::vector<std::uint32_t>{1});
+  m.results().clear();
+  m.decide(true);
+  REQUIRE(m.results().size() == 1);
+  CHECK(m.results()[0].index == 1);
+  CHECK(m.results()[0].alternatives.empty());
+}
+
+TEST_CASE("matches: without a synchronous message, nothing waits for reports", "[matches]") {
+  // As above, but m is a standard-mode send: its completion tells nothing,
+  // and c (entry [0] = 2, below the Waitall's 3) is an alternative of [0]
+  // at once.
+  WildcardMatches m(Rank{0}, 4);
+  two_irecvs_and_a_later_message(m, false);
+  m.decide(false);
+  REQUIRE(m.results().size() == 1);
+  CHECK(m.results()[0].alternatives == std::vector<std::uint32_t>{1, 2});
+}
+
+TEST_CASE("matches: a receive posted while R was pending may still tell of R's match",
+          "[matches]") {
+  // [0] (token 1) completed first and took e of rank 3; [1] (token 2),
+  // posted while [0] was pending, is not bound yet: if it takes a
+  // synchronous message, its sender's later messages know [0]'s match.
+  WildcardMatches m(Rank{0}, 4);
+  const QueueId q{kComm, kTag};
+  m.posted(wildcard(1));
+  m.posted(wildcard(2));
+  m.signal(Rank{3}, q, 1, false, std::vector<ClockValue>{0, 0, 0, 1});
+  m.bound(bound_to(1, 3));
+  m.completed(1, 3, false, 2, 0);
+  m.signal(Rank{1}, q, 1, true, std::vector<ClockValue>{0, 1, 0, 0});
+  m.signal(Rank{2}, q, 1, false, std::vector<ClockValue>{2, 3, 2, 0});
+  m.decide(false);
+  CHECK(m.results().empty());
+  m.ordered(2, 1);
+  m.bound(bound_to(2, 1));
+  m.completed(2, 4, false, 3, 0);
+  m.decide(false);
+  CHECK(m.results().empty());  // m's completion not reported yet
+  m.sync_completed(Rank{1}, q, 1, 2);
+  m.decide(false);
+  REQUIRE_FALSE(m.results().empty());
+  CHECK(m.results()[0].index == 0);
+  CHECK(m.results()[0].alternatives == std::vector<std::uint32_t>{1});
 }

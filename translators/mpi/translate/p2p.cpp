@@ -50,6 +50,7 @@ void MpiTranslator::on_send(Call, const SendEvent& e, ExchangeControl& ctl, Call
     requests_[e.request] = std::move(r);
   } else if (sync) {
     out.push(Op::wait_ack(t));
+    if (noting_) noting_->sync_send_completed(t);
   }
 }
 
@@ -348,6 +349,7 @@ void MpiTranslator::on_completion(const std::uint8_t* payload, std::size_t size,
         }
         out.mark_clocked();
         out.push(Op::wait_ack(r.send));
+        if (noting_) noting_->sync_send_completed(r.send);
         break;
       case ReqKind::Collective:
         complete_collective(r, out);

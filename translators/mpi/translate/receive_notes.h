@@ -45,6 +45,12 @@ class ReceiveNoting final : public ExchangeControl {
     return to_.reserve_send(dst, queue);
   }
 
+  // The call completes the synchronous send `t`: its message was matched.
+  void sync_send_completed(const SendToken& t) {
+    out_.add_note(NoteKind::SyncSendCompleted,
+                  SyncSendCompletedNote{t.queue.a, t.queue.b, t.seq, t.dst.value, 0});
+  }
+
   // A receive posted on the queues of `space` by the call at `pc` (the
   // application's return address, 0 if unknown).
   // `forced`: a wildcard receive a replay forced to want_source.
