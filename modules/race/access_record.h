@@ -77,8 +77,17 @@ struct AccessRecord {
     if (later.rank == rank)
       return (local && later.local) || done_seq < later.start_seq ||
              (ordered_seq != 0 && ordered_seq < later.start_seq && later.writes() &&
-              !later.local && later.context == context);
+              !later.local && later.context == context) ||
+             accumulates_in_order(later);
     return later.start[rank.value] >= done;
+  }
+  // One origin's MPI accumulate-family operations (accumulate, get
+  // accumulate, fetch-and-op, compare-and-swap) to the same target
+  // location take effect in program order: the default accumulate_ordering
+  // (MPI 4.0, 12.7.2).
+  bool accumulates_in_order(const AccessRecord& later) const {
+    return model == Model::Mpi && later.model == Model::Mpi && atomic_op != 0 &&
+           later.atomic_op != 0 && !local && !later.local && start_seq < later.start_seq;
   }
   bool concurrent_with(const AccessRecord& o) const { return !before(o) && !o.before(*this); }
   // The same access made again (a loop): same rank, code, bytes and kind.

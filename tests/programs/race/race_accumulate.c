@@ -13,7 +13,8 @@
  * Unmarked controls: MPI_SUM against MPI_SUM from two origins, MPI_REPLACE
  * against MPI_REPLACE, a two-element MPI_SUM against a one-element one on
  * its second element, one origin's two MPI_SUMs, MPI_NO_OP against
- * MPI_SUM.
+ * MPI_SUM, and one origin's accumulates with different operations on one
+ * location (ordered: MPI 4.0, 12.7.2).
  *
  * race_free_accumulate.c has a fence between the first and the second
  * accesses. Ranks: A = 0 and B = 2 (1 with two ranks) access the window of
@@ -37,7 +38,7 @@ int main(int argc, char **argv) {
   MPI_Win win;
   MPI_Win_create(mem, sizeof mem, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 
-  int one = 1, two[2] = {2, 2}, got[4];
+  int one = 1, zero = 0, two[2] = {2, 2}, got[4], res[3];
   unsigned uone = 1;
 
   MPI_Win_fence(0, win);
@@ -74,6 +75,15 @@ int main(int argc, char **argv) {
   if (me == A) {
     MPI_Put(&one, 1, MPI_INT, T, 11, 1, MPI_INT, win); /* race: g */
     MPI_Accumulate(&one, 1, MPI_INT, T, 12, 1, MPI_INT, MPI_SUM, win);
+    /* One origin's accumulates to the same location are ordered in program
+     * order (MPI 4.0, 12.7.2, the default accumulate_ordering): whatever
+     * their operations, they do not race with each other. */
+    MPI_Accumulate(&one, 1, MPI_INT, T, 15, 1, MPI_INT, MPI_SUM, win);
+    MPI_Accumulate(&one, 1, MPI_INT, T, 15, 1, MPI_INT, MPI_MAX, win);
+    MPI_Accumulate(&one, 1, MPI_INT, T, 16, 1, MPI_INT, MPI_REPLACE, win);
+    MPI_Get_accumulate(&one, 1, MPI_INT, &res[0], 1, MPI_INT, T, 16, 1, MPI_INT, MPI_MIN, win);
+    MPI_Fetch_and_op(&one, &res[1], MPI_INT, T, 17, MPI_PROD, win);
+    MPI_Compare_and_swap(&one, &zero, &res[2], MPI_INT, T, 17, win);
   }
   MPI_Win_fence(0, win);
 
