@@ -20,6 +20,7 @@ const vcx::PluginDescriptor kDescriptor{
     vcx::vclock::kVclockOptions,
     &create,
     0,  // needs nothing of the run (no stalls)
+    nullptr,  // no analysis
 };
 
 }  // namespace

@@ -23,10 +23,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "vcx/analysis_report.h"
 #include "vcx/exchange.h"
 #include "vcx/symbolizer.h"
 #include "vcx/plugin.h"
 #include "vcx/session_layout.h"
+#include "matches_report.h"
 #include "wildcard_matches.h"
 
 namespace vcx::matches {
@@ -334,6 +336,21 @@ Plugin* create(ToolHost& host, std::string* error) {
   return new MatchesModule(host, dir, option_text(host.options(), kOptions, "matches.record"));
 }
 
+// After the run, in vcx-run: the report from every tool's file.
+void build_report(const ReportRequest& request, AnalysisReport* out) {
+  try {
+    MatchesReport r = build_matches_report(request.dir, request.ranks);
+    out->text = std::move(r.text);
+    out->findings = r.findings.dump();
+    out->counted = r.with_alternatives;
+    out->problems = std::move(r.problems);
+  } catch (const std::exception& e) {
+    out->problems.push_back(std::string("the matches report failed: ") + e.what());
+  }
+}
+
+const AnalysisReporting kReporting = {&build_report};
+
 const PluginDescriptor kDescriptor = {
     kPluginAbiVersion,
     PluginKind::Module,
@@ -343,6 +360,7 @@ const PluginDescriptor kDescriptor = {
     kOptions,
     &create,
     0,  // needs nothing of the run (no stalls)
+    &kReporting,
 };
 
 }  // namespace

@@ -25,8 +25,10 @@
 #include <vector>
 
 #include "access_record.h"
+#include "race_report.h"
 #include "shadow_memory.h"
 #include "vcx/atomic_file.h"
+#include "vcx/analysis_report.h"
 #include "vcx/exchange.h"
 #include "vcx/plugin.h"
 #include "vcx/session_layout.h"
@@ -700,6 +702,21 @@ Plugin* create(ToolHost& host, std::string* error) {
   return new RaceModule(host, dir);
 }
 
+// After the run, in vcx-run: the report from every tool's file.
+void build_report(const ReportRequest& request, AnalysisReport* out) {
+  try {
+    RaceReport r = build_race_report(request.dir, request.ranks);
+    out->text = std::move(r.text);
+    out->findings = r.findings.dump();
+    out->counted = r.races;
+    out->problems = std::move(r.problems);
+  } catch (const std::exception& e) {
+    out->problems.push_back(std::string("the race report failed: ") + e.what());
+  }
+}
+
+const AnalysisReporting kReporting = {&build_report};
+
 const PluginDescriptor kDescriptor = {
     kPluginAbiVersion,
     PluginKind::Module,
@@ -708,6 +725,7 @@ const PluginDescriptor kDescriptor = {
     kOptions,
     &create,
     0,  // needs nothing of the run (no stalls)
+    &kReporting,
 };
 
 }  // namespace

@@ -153,6 +153,7 @@ const PluginDescriptor kDescriptor = {
     kOptions,
     &create,
     kNeedsTimestamps,
+    nullptr,  // an output, no analysis: vcx-run --trace
 };
 
 }  // namespace

@@ -24,6 +24,7 @@ const vcx::PluginDescriptor kDescriptor = {
     kOptions,
     &create,
     vcx::kNeedsStallAtWaits,
+    nullptr,
 };
 
 }  // namespace

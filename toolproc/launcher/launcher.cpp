@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "launcher/analyses.h"
 #include "launcher/console.h"
 #include "launcher/explore.h"
 #include "launcher/planning.h"
@@ -36,9 +37,11 @@ int launcher_main(int argc, char** argv, char** envp) {
   }
   if (parsed.options.help) {
     const std::string bindir = self_bindir();
+    const std::string plugin_dir = bindir.empty() ? std::string() : install_paths(bindir, env).plugin_dir;
     std::string text = usage_text(
-        bindir.empty() ? std::vector<std::string>{}
-                       : available_plugins(install_paths(bindir, env).plugin_dir, PluginKind::Module));
+        plugin_dir.empty() ? std::vector<std::string>{}
+                           : available_plugins(plugin_dir, PluginKind::Module),
+        plugin_dir.empty() ? std::vector<InstalledAnalysis>{} : installed_analyses(plugin_dir));
     if (!text.empty() && text.back() == '\n') text.pop_back();
     write_line(STDOUT_FILENO, text);
     return 0;

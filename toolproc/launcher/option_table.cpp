@@ -57,9 +57,8 @@ po::options_description settings_table() {
      "tool before it happens, so that waits merge it; off skips that (each such write then "
      "costs no round trip, and only annotations order flag waits)")
     ("analysis", po::value<std::vector<std::string>>()->composing()->value_name("a,b"),
-     "analyses to run, comma-separated: race (data races between one-sided accesses: MPI "
-     "RMA, OpenSHMEM), matches (wildcard receives: which other ranks' messages each could "
-     "have matched); a report goes to stderr at the end")
+     "analyses to run, comma-separated (the installed ones are listed below); their report "
+     "goes to stderr at the end")
     ("report", po::value<std::string>()->value_name("FILE"),
      "also write the analyses' findings to FILE as JSON (docs/analyses.md)")
     ("force-match", po::value<std::vector<std::string>>()->composing()->value_name("R:I=S,..."),
@@ -129,7 +128,8 @@ po::options_description config_file_table() {
   return d;
 }
 
-std::string usage_text(const std::vector<std::string>& installed_modules) {
+std::string usage_text(const std::vector<std::string>& installed_modules,
+                       const std::vector<InstalledAnalysis>& installed_analyses) {
   std::ostringstream out;
   out << "Usage: " << kSynopsis << "\n\n"
       << "Runs the MPI program PROGRAM with N ranks under MPICH's mpiexec, unchanged, while one\n"
@@ -144,7 +144,12 @@ std::string usage_text(const std::vector<std::string>& installed_modules) {
            for (const auto& m : installed_modules) list += (list.empty() ? "" : ", ") + m;
            return list;
          }())
-      << "\n  (trace is also loaded by --trace DIR, race by --analysis race)\n\n"
+      << "\n  (trace is also loaded by --trace DIR, an analysis by --analysis NAME)\n\n"
+      << "Analyses (--analysis):\n";
+  if (installed_analyses.empty()) out << "  none installed\n";
+  for (const InstalledAnalysis& a : installed_analyses)
+    out << "  " << a.name << ": " << a.description << "\n";
+  out << "\n"
       << "mpiexec's options:\n"
          "  -genv NAME VALUE and -env NAME VALUE set a variable for the application's ranks,\n"
          "  -l and -prepend-rank label their output lines, -bind-to X binds them as the\n"

@@ -111,13 +111,15 @@ ParseResult parse_command_line(const std::vector<std::string>& args,
 const char* launcher_name(LauncherKind k);
 
 // The --help text, naming the modules installed in the plugin directory.
-std::string usage_text(const std::vector<std::string>& installed_modules);
+// An installed analysis: a module with reporting hooks
+// (vcx/analysis_report.h), which --analysis NAME runs.
+struct InstalledAnalysis {
+  std::string name;
+  std::string description;
+};
 
-// The analyses --analysis accepts (each a module of that name).
-inline const std::vector<std::string>& known_analyses() {
-  static const std::vector<std::string> names{"race", "matches"};
-  return names;
-}
+std::string usage_text(const std::vector<std::string>& installed_modules,
+                       const std::vector<InstalledAnalysis>& installed_analyses);
 
 inline bool runs_analysis(const LaunchOptions& o, const std::string& name) {
   for (const auto& a : o.analyses)

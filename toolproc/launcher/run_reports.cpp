@@ -8,11 +8,21 @@
 #include <nlohmann/json.hpp>
 
 #include "launcher/console.h"
-#include "launcher/matches_report.h"
 #include "launcher/process.h"
-#include "launcher/race_report.h"
+#include "vcx/analysis_report.h"
+#include "vcx/plugin_loader.h"
 
 namespace vcx::launcher {
+namespace {
+
+// The --report file: {"version":1,"program":[...],"ranks":N,"findings":[...]}.
+nlohmann::json report_document(const std::vector<std::string>& program, int ranks,
+                               const nlohmann::json& findings) {
+  return nlohmann::json{
+      {"version", 1}, {"program", program}, {"ranks", ranks}, {"findings", findings}};
+}
+
+}  // namespace
 
 int report_analyses(const Plan& plan, const std::string& session_dir, int code) {
   const LaunchOptions& o = plan.options;
@@ -22,18 +32,35 @@ int report_analyses(const Plan& plan, const std::string& session_dir, int code) 
   ::unsetenv("DEBUGINFOD_URLS");
   nlohmann::json findings = nlohmann::json::array();
   std::size_t races = 0;
-  if (runs_analysis(o, "race")) {
-    const RaceReport race = build_race_report(session_dir + "/race", o.nprocs);
-    for (const auto& p : race.problems) say(p);
-    std::fputs(race.text.c_str(), stderr);
-    findings.insert(findings.end(), race.findings.begin(), race.findings.end());
-    races = race.races;
-  }
-  if (runs_analysis(o, "matches")) {
-    const MatchesReport m = build_matches_report(session_dir + "/matches", o.nprocs);
-    for (const auto& p : m.problems) say(p);
-    std::fputs(m.text.c_str(), stderr);
-    findings.insert(findings.end(), m.findings.begin(), m.findings.end());
+  // Each analysis builds its own report (its module's reporting hooks), from
+  // what its tools wrote to <session>/<name>.
+  for (const std::string& name : o.analyses) {
+    LoadedPlugin plugin;
+    try {
+      plugin = load_plugin(plan.paths.plugin_dir, PluginKind::Module, name);
+    } catch (const std::runtime_error& e) {
+      say(std::string("the ") + name + " analysis has no report: " + e.what());
+      continue;
+    }
+    const AnalysisReporting* hooks = plugin.descriptor->reporting;
+    if (!hooks || !hooks->build_report) {
+      say("the module " + name + " is no analysis: it builds no report");
+      unload_plugin(plugin);
+      continue;
+    }
+    AnalysisReport report;
+    hooks->build_report(ReportRequest{session_dir + "/" + name, o.nprocs}, &report);
+    unload_plugin(plugin);
+    for (const auto& p : report.problems) say(p);
+    std::fputs(report.text.c_str(), stderr);
+    try {
+      const nlohmann::json list = nlohmann::json::parse(report.findings);
+      if (list.is_array()) findings.insert(findings.end(), list.begin(), list.end());
+      else say("the " + name + " analysis gave findings that are no JSON array");
+    } catch (const std::exception& e) {
+      say("the " + name + " analysis gave unreadable findings: " + e.what());
+    }
+    if (name == "race") races = report.counted;
   }
   std::fflush(stderr);
   if (o.report_file) {

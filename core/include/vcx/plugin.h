@@ -14,7 +14,7 @@ namespace vcx {
 // Bumped whenever a header seen by plugins changes: those are listed, with
 // a digest, in vcx/plugin_abi.txt (scripts/plugin-abi; the test
 // plugins.abi_version fails when they change and this does not).
-inline constexpr std::uint32_t kPluginAbiVersion = 11;
+inline constexpr std::uint32_t kPluginAbiVersion = 12;
 inline constexpr const char* kPluginEntryPoint = "vcx_plugin_descriptor";
 
 class ExchangeEngine;
@@ -23,6 +23,7 @@ class ClockedCallObserver;
 class PeerTransport;
 class ToolHost;
 class AnalysisLink;
+struct AnalysisReporting;
 namespace channel {
 struct LeaseTable;
 }
@@ -62,6 +63,9 @@ struct PluginDescriptor {
   // Creates the plugin for this tool process; nullptr and *error on failure.
   Plugin* (*create)(ToolHost& host, std::string* error);
   std::uint32_t needs;  // PluginNeeds bits; 0: nothing
+  // Modules that are analyses (vcx-run --analysis NAME): how vcx-run builds
+  // their report after the run (vcx/analysis_report.h); nullptr otherwise.
+  const AnalysisReporting* reporting;
 };
 
 // Services of the tool process that plugins may use.

@@ -19,6 +19,7 @@ const vcx::PluginDescriptor kDescriptor{
     kOptions,
     &create,
     0,  // needs nothing of the run (no stalls)
+    nullptr,  // no analysis
 };
 
 }  // namespace

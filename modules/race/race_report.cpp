@@ -1,14 +1,14 @@
-#include "launcher/race_report.h"
+#include "race_report.h"
 
 #include <algorithm>
 #include <map>
 #include <memory>
 #include <sstream>
 
-#include "launcher/analysis_files.h"
+#include "vcx/analysis_files.h"
 #include "vcx/symbolizer.h"
 
-namespace vcx::launcher {
+namespace vcx::race {
 namespace {
 
 using nlohmann::json;
@@ -241,8 +241,4 @@ RaceReport build_race_report(const std::string& dir, int ranks) {
   return out;
 }
 
-json report_document(const std::vector<std::string>& program, int ranks, const json& findings) {
-  return json{{"version", 1}, {"program", program}, {"ranks", ranks}, {"findings", findings}};
-}
-
-}  // namespace vcx::launcher
+}  // namespace vcx::race

@@ -1,13 +1,13 @@
-#include "launcher/matches_report.h"
+#include "matches_report.h"
 
 #include <map>
 #include <memory>
 #include <sstream>
 
-#include "launcher/analysis_files.h"
+#include "vcx/analysis_files.h"
 #include "vcx/symbolizer.h"
 
-namespace vcx::launcher {
+namespace vcx::matches {
 namespace {
 
 using nlohmann::json;
@@ -115,4 +115,4 @@ MatchesReport build_matches_report(const std::string& dir, int ranks) {
   return out;
 }
 
-}  // namespace vcx::launcher
+}  // namespace vcx::matches

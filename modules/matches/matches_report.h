@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace vcx::launcher {
+namespace vcx::matches {
 
 struct MatchesReport {
   std::string text;
@@ -24,4 +24,4 @@ struct MatchesReport {
 // `dir`: the tools' results directory; `ranks`: how many files to expect.
 MatchesReport build_matches_report(const std::string& dir, int ranks);
 
-}  // namespace vcx::launcher
+}  // namespace vcx::matches

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace vcx::launcher {
+namespace vcx::race {
 
 struct RaceReport {
   std::string text;          // the human report, one block per race and a last line
@@ -22,8 +22,4 @@ struct RaceReport {
 // `dir`: the tools' findings directory; `ranks`: how many files to expect.
 RaceReport build_race_report(const std::string& dir, int ranks);
 
-// The --report file: {"version":1,"program":[...],"ranks":N,"findings":[...]}.
-nlohmann::json report_document(const std::vector<std::string>& program, int ranks,
-                               const nlohmann::json& findings);
-
-}  // namespace vcx::launcher
+}  // namespace vcx::race

@@ -1,0 +1,39 @@
+// What an analysis module gives vcx-run after the run: its report, built
+// from the files its instances (one per tool) wrote to the module's results
+// directory. vcx-run loads every installed module whose descriptor has
+// reporting hooks: those are the analyses `--analysis` names, and vcx-run
+// knows nothing else of them. An analysis is therefore one folder: what the
+// tools do (the Plugin), and what the user reads (these hooks).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace vcx {
+
+struct ReportRequest {
+  std::string dir;  // the module's results directory (its "<name>.dir" option)
+  int ranks = 0;    // application ranks: the rank files to expect there
+};
+
+struct AnalysisReport {
+  std::string text;  // for the user (stderr): the findings, and a last line that sums them up
+  // The findings for --report: a JSON array (docs/analyses.md, "The report's
+  // JSON"), each object with "analysis" and "kind"; "[]" when there are none.
+  std::string findings = "[]";
+  // Findings that set the run's exit status when the user asks for it
+  // (vcx-run --race-exit-code for the race analysis).
+  std::size_t counted = 0;
+  // What is missing or unreadable (a rank's file), one line each.
+  std::vector<std::string> problems;
+};
+
+// vcx-run --help lists an analysis with its descriptor's description.
+struct AnalysisReporting {
+  // Builds the report from request.dir; reports what it cannot read in
+  // out->problems instead of throwing.
+  void (*build_report)(const ReportRequest& request, AnalysisReport* out);
+};
+
+}  // namespace vcx
