@@ -276,7 +276,7 @@ bool WildcardMatches::may_follow_unbound(std::uint64_t token, const Receive& r) 
   // Posted while R was pending, on its communicator: it may be ordered
   // after R once bound.
   for (const auto& [t, x] : receives_)
-    if (t != token && !x.bound && !x.dropped && x.space == r.space && x.post_no > r.post_no &&
+    if (t != token && !x.bound && x.space == r.space && x.post_no > r.post_no &&
         x.post_no <= r.completed_post)
       return true;
   return false;

@@ -116,7 +116,6 @@ class WildcardMatches {
     bool forced = false;  // a wildcard receive a replay forced to want_source
     bool bound = false;
     bool completed = false;
-    bool dropped = false;
     std::uint32_t source = 0;
     QueueId queue{};
     std::uint64_t position = 0;
