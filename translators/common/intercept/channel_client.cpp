@@ -146,6 +146,7 @@ bool ChannelClient::attach(const ClientSetup& setup) {
   if ((attachment_.mode_flags & channel::kModeLocalAccesses) &&
       local_.start(&send_local, this, producer_.max_payload(), &on_local_access))
     serialise_ = true;
+  if (channel::ChannelControl* c = producer_.shared(); c && !serialise_) blocked_ = &c->blocked;
   active_ = true;
   joined_[index(setup.model)] = true;
   joined_count_ = 1;
@@ -171,6 +172,7 @@ bool ChannelClient::join(const ClientSetup& setup) {
   ends_[m] = setup.end;
   g_progress[m].store(setup.progress, std::memory_order_release);
   serialise_ = serialise_ || setup.serialise;
+  if (serialise_) blocked_ = nullptr;
   joined_[m] = true;
   ++joined_count_;
   return true;
@@ -210,6 +212,7 @@ void ChannelClient::finish(Model model, std::uint16_t finalize_call) {
     producer_.commit();
   }
   unlock();
+  blocked_ = nullptr;
   active_ = false;
   // The socket stays open until the process exits: its end tells the tool
   // that this rank is gone, and the tool still reads the ring meanwhile.

@@ -392,6 +392,16 @@ struct CompletionEvent {
   std::uint32_t reserved;
 };
 
+// What a Wait family call waits on, in the blocked-call slot
+// (vcx/channel/blocked_call.h): the first of its requests' ids (as the
+// completion will name them), and how many it was given.
+struct BlockedWait {
+  std::uint32_t count;   // requests given
+  std::uint32_t listed;  // of them in `requests` (the first ones)
+  std::uint64_t requests[11];
+};
+static_assert(sizeof(BlockedWait) == 96);
+
 // MPI_Isendrecv(_replace): sent after the call, with the request; the
 // receive's status comes with the completion.
 struct IsendrecvEvent {

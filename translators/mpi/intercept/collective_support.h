@@ -63,9 +63,13 @@ int blocking_collective(mpi::Call call, MPI_Comm comm, int root, G&& nonblocking
   if (rt.collectives_yield()) PMPI_Comm_test_inter(comm, &inter);
   const bool yield = rt.collectives_yield() && !inter;
   if (!rt.active()) return yield ? start_and_test(nonblocking) : pmpi();
-  const std::uint64_t ticket =
-      rt.push(call, collective_event(comm, root, 0), role_waits(call, comm, root));
-  const int rc = yield ? start_and_test(nonblocking) : pmpi();
+  const mpi::CollectiveEvent ev = collective_event(comm, root, 0);
+  const std::uint64_t ticket = rt.push(call, ev, role_waits(call, comm, root));
+  int rc;
+  {
+    const BlockedScope blocked(rt, call, ev);
+    rc = yield ? start_and_test(nonblocking) : pmpi();
+  }
   rt.wait(ticket);
   return rc;
 }

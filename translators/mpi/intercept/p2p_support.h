@@ -50,10 +50,14 @@ int blocking_send(mpi::Call call, mpi::SendMode mode, MPI_Comm comm, int dest, i
                   Count count, MPI_Datatype type, F&& pmpi) {
   Runtime& rt = runtime();
   if (!rt.active()) return pmpi();
-  const std::uint64_t ticket = rt.push(
-      call, send_event(comm, dest, tag, mode, MPI_REQUEST_NULL, message_bytes(count, type)),
-      send_waits(mode, dest));
-  const int rc = pmpi();
+  const mpi::SendEvent ev =
+      send_event(comm, dest, tag, mode, MPI_REQUEST_NULL, message_bytes(count, type));
+  const std::uint64_t ticket = rt.push(call, ev, send_waits(mode, dest));
+  int rc;
+  {
+    const BlockedScope blocked(rt, call, ev);
+    rc = pmpi();
+  }
   rt.wait(ticket);
   return rc;
 }
@@ -106,16 +110,20 @@ int blocking_recv(mpi::Call call, MPI_Comm comm, int& source, int tag, MPI_Statu
   if (!rt.active()) return run(status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  const int rc = run(st);
-  if (rc != MPI_SUCCESS) return rc;
-  forced_matches().posted(asked);
   mpi::RecvEvent ev{};
   ev.comm = comm_handle(comm);
   ev.source = ForcedMatches::event_source(asked, source);
   ev.tag = event_tag(tag);
+  ev.pc = reinterpret_cast<std::uint64_t>(pc);
+  int rc;
+  {
+    const BlockedScope blocked(rt, call, ev);
+    rc = run(st);
+  }
+  if (rc != MPI_SUCCESS) return rc;
+  forced_matches().posted(asked);
   ev.status_source = event_rank(st->MPI_SOURCE);
   ev.status_tag = st->MPI_TAG;
-  ev.pc = reinterpret_cast<std::uint64_t>(pc);
   ev.bytes = received_bytes(st);
   rt.wait(rt.push(call, ev, source != MPI_PROC_NULL));
   return rc;
@@ -174,10 +182,14 @@ int matched_recv(mpi::Call call, MPI_Message* message, MPI_Status* status, F&& p
   const std::uint64_t message_id = rt.request_id(saved);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  const int rc = pmpi(st);
-  if (rc != MPI_SUCCESS) return rc;
   mpi::MrecvEvent ev{};
   ev.message = message_id;
+  int rc;
+  {
+    const BlockedScope blocked(rt, call, ev);
+    rc = pmpi(st);
+  }
+  if (rc != MPI_SUCCESS) return rc;
   ev.status_source = event_rank(st->MPI_SOURCE);
   ev.status_tag = st->MPI_TAG;
   ev.bytes = received_bytes(st);
@@ -214,19 +226,23 @@ int sendrecv_replace(mpi::Call call, MPI_Comm comm, int dest, int sendtag,
   if (!rt.active()) return pmpi(status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  const int rc = pmpi(st);
-  if (rc != MPI_SUCCESS) return rc;
-  forced_matches().posted(asked);
   mpi::SendrecvEvent ev{};
   ev.comm = comm_handle(comm);
   ev.dest = event_rank(dest);
   ev.send_tag = sendtag;
   ev.source = ForcedMatches::event_source(asked, source);
   ev.recv_tag = event_tag(recvtag);
-  ev.status_source = event_rank(st->MPI_SOURCE);
-  ev.status_tag = st->MPI_TAG;
   ev.pc = reinterpret_cast<std::uint64_t>(pc);
   ev.send_bytes = send_bytes;
+  int rc;
+  {
+    const BlockedScope blocked(rt, call, ev);
+    rc = pmpi(st);
+  }
+  if (rc != MPI_SUCCESS) return rc;
+  forced_matches().posted(asked);
+  ev.status_source = event_rank(st->MPI_SOURCE);
+  ev.status_tag = st->MPI_TAG;
   ev.recv_bytes = received_bytes(st);
   rt.wait(rt.push(call, ev, source != MPI_PROC_NULL));
   return rc;

@@ -133,6 +133,14 @@ class Runtime {
     if (active()) client_.stamp_return();
   }
   void wait_always(std::uint64_t ticket) { client_.wait_always(ticket); }
+  // The rank enters a call that may wait for other ranks (blocked_call.h);
+  // `payload`: what its event will say, when it pushes it after the call.
+  template <class T>
+  void enter_blocked(mpi::Call call, const T& payload) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    client_.enter_blocked(Model::Mpi, static_cast<std::uint16_t>(call), &payload, sizeof(T));
+  }
+  void leave_blocked() { client_.leave_blocked(); }
   // The one request a runtime hands out for every non-blocking collective
   // that is complete at once, shared by all of them (MPI_REQUEST_NULL when
   // it has none, or marks it otherwise as MPICH does).
@@ -239,6 +247,22 @@ class Runtime {
 };
 
 Runtime& runtime();
+
+// Marks the call this scope is as one the rank may be blocked in, and left
+// when the scope ends (blocked_call.h).
+class BlockedScope {
+ public:
+  template <class... Payload>
+  BlockedScope(Runtime& rt, mpi::Call call, const Payload&... payload) : rt_(rt) {
+    rt_.enter_blocked(call, payload...);
+  }
+  ~BlockedScope() { rt_.leave_blocked(); }
+  BlockedScope(const BlockedScope&) = delete;
+  BlockedScope& operator=(const BlockedScope&) = delete;
+
+ private:
+  Runtime& rt_;
+};
 
 // MPICH's Fortran library: libmpifort upstream, libmpichfort on Debian.
 bool is_fortran_library(const char* path);

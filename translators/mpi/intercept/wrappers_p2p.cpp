@@ -125,9 +125,18 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Sta
   const int asked = force_source(comm, source);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  const int rc = PMPI_Mprobe(source, tag, comm, message, st);
-  if (rc == MPI_SUCCESS)
-    report_probe(Call::Mprobe, comm, asked, source, tag, *message, st, VCX_CALLER());
+  void* const pc = VCX_CALLER();
+  vcx::mpi::MprobeEvent waits{};
+  waits.comm = comm_handle(comm);
+  waits.source = ForcedMatches::event_source(asked, source);
+  waits.tag = event_tag(tag);
+  waits.pc = reinterpret_cast<std::uint64_t>(pc);
+  int rc;
+  {
+    const BlockedScope blocked(rt, Call::Mprobe, waits);
+    rc = PMPI_Mprobe(source, tag, comm, message, st);
+  }
+  if (rc == MPI_SUCCESS) report_probe(Call::Mprobe, comm, asked, source, tag, *message, st, pc);
   return rc;
 }
 

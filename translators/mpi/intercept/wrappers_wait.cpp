@@ -6,7 +6,9 @@
 // a collective member's wait part). Completing an inactive persistent
 // request completes nothing and is not reported. A persistent receive whose
 // start a replay forced is waited for through its stand-in (forced_matches.h).
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "forced_matches.h"
@@ -86,6 +88,12 @@ const std::uint64_t* ids_of(const MPI_Request* saved, int n) {
   return v.data();
 }
 
+// The Wait forms block until a request completes; the Test forms return.
+bool blocks(Call call) {
+  return call == Call::Wait || call == Call::Waitall || call == Call::Waitany ||
+         call == Call::Waitsome;
+}
+
 // What every Wait/Test call does around MPI: a replay's stand-ins replace
 // forced persistent receives for the call (forced_matches.h); the handles
 // and their ids are kept from before it (MPI resets non-persistent ones);
@@ -113,7 +121,17 @@ int completion(Call call, MPI_Request* requests, int count, MPI_Status* statuses
                    : statuses == MPI_STATUS_IGNORE ? &local
                                                    : statuses;
   MPI_Request* used = forced_matches().substitute(requests, count);
-  const int rc = pmpi(used, st, rt.yields());
+  int rc;
+  if (blocks(call)) {
+    vcx::mpi::BlockedWait waits{};
+    waits.count = static_cast<std::uint32_t>(count < 0 ? 0 : count);
+    waits.listed = std::min<std::uint32_t>(waits.count, std::size(waits.requests));
+    for (std::uint32_t i = 0; i < waits.listed; ++i) waits.requests[i] = ids[i];
+    const BlockedScope blocked(rt, call, waits);
+    rc = pmpi(used, st, rt.yields());
+  } else {
+    rc = pmpi(used, st, rt.yields());
+  }
   forced_matches().restore(requests, used, count);
   if (rc != MPI_SUCCESS) return rc;
   t_done.clear();

@@ -1,6 +1,7 @@
 // The shared-memory block between application rank i and tool rank i: an
-// event ring (application → tool), a reply word (tool → application) and
-// the table of lock leases (both ways).
+// event ring (application → tool), a reply word (tool → application), the
+// table of lock leases (both ways) and the call the rank may be blocked in
+// (application → tool).
 //
 // Single producer (the application, serialised by the interceptor), single
 // consumer (the tool's event loop). The push fast path is a copy and one
@@ -12,13 +13,14 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "vcx/channel/blocked_call.h"
 #include "vcx/channel/event_record.h"
 #include "vcx/channel/lease_table.h"
 
 namespace vcx::channel {
 
 inline constexpr std::uint64_t kChannelMagic = 0x3130'4e4e'4843'5856ULL;  // "VXCHNN01"
-inline constexpr std::uint32_t kChannelLayoutVersion = 4;  // 4: events may carry their times
+inline constexpr std::uint32_t kChannelLayoutVersion = 5;  // 5: the blocked-call slot
 inline constexpr std::size_t kCacheLine = 64;
 
 struct alignas(kCacheLine) ChannelControl {
@@ -49,6 +51,10 @@ struct alignas(kCacheLine) ChannelControl {
 
   // Locks the application may take again without asking (lease_table.h).
   alignas(kCacheLine) LeaseTable leases;
+
+  // The call the application is in while it may wait for other ranks
+  // (blocked_call.h).
+  alignas(kCacheLine) BlockedCallSlot blocked;
 };
 
 enum ChannelModeFlags : std::uint32_t {
@@ -85,7 +91,10 @@ enum class ToolState : std::uint32_t {
 };
 
 static_assert(std::is_standard_layout_v<ChannelControl>);
-static_assert(sizeof(ChannelControl) == 5 * kCacheLine + sizeof(LeaseTable));
+static_assert(sizeof(LeaseTable) % kCacheLine == 0);
+static_assert(sizeof(ChannelControl) ==
+              5 * kCacheLine + sizeof(LeaseTable) + sizeof(BlockedCallSlot));
+static_assert(offsetof(ChannelControl, blocked) == 5 * kCacheLine + sizeof(LeaseTable));
 static_assert(offsetof(ChannelControl, leases) == 5 * kCacheLine);
 static_assert(offsetof(ChannelControl, head) == kCacheLine);
 static_assert(offsetof(ChannelControl, tail) == 2 * kCacheLine);

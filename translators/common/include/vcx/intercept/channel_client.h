@@ -16,8 +16,10 @@
 #include <cstdint>
 
 #include "vcx/channel/attach.h"
+#include "vcx/channel/blocked_call.h"
 #include "vcx/channel/event_record.h"
 #include "vcx/channel/producer.h"
+#include "vcx/intercept/call_site.h"
 #include "vcx/intercept/local_accesses.h"
 
 namespace vcx::intercept {
@@ -104,6 +106,20 @@ class ChannelClient {
   // wait() and wait_always() say it themselves.
   void stamp_return();
 
+  // The rank enters a call that may wait for other ranks (blocked_call.h):
+  // `payload` is what the call's event will carry (its status unknown yet),
+  // or the requests it waits on. A call that pushed its event as it was
+  // entered (a send, a blocking collective) is that last event. Written only
+  // with one calling thread and a shared channel: a few stores.
+  void enter_blocked(Model model, std::uint16_t call, const void* payload, std::size_t bytes) {
+    if (blocked_)
+      channel::enter_blocked_call(*blocked_, model, call, producer_.last_seq(),
+                                  application_call_site(), payload, bytes);
+  }
+  void leave_blocked() {
+    if (blocked_) channel::leave_blocked_call(*blocked_);
+  }
+
   // Serialises the model's own bookkeeping with the pushes (only when
   // several threads push).
   void lock();
@@ -162,6 +178,8 @@ class ChannelClient {
   Model last_model_ = Model::Mpi;
   std::uint16_t last_call_ = 0;
   bool any_call_ = false;
+  // The blocked-call slot, while one thread calls and the channel is shared.
+  channel::BlockedCallSlot* blocked_ = nullptr;
   channel::Attachment attachment_{};
   channel::Producer producer_{};
   LocalAccesses local_;
