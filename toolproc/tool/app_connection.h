@@ -79,6 +79,12 @@ class AppConnection {
   // The leases of the rank's locks: the block stays mapped until the tool
   // ends, so recalls that come after the rank finished still find them.
   channel::LeaseTable* leases() { return block_.control ? &block_.control->leases : nullptr; }
+  // The call the rank is in while it may wait for other ranks, if any
+  // (shared-memory channels only; blocked_call.h).
+  std::optional<channel::BlockedCall> blocked_call() const {
+    if (!block_.control) return std::nullopt;
+    return channel::read_blocked_call(block_.control->blocked);
+  }
 
  private:
   AppListener::Decision admit(const channel::AttachHello& hello);

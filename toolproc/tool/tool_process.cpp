@@ -145,6 +145,7 @@ void ToolProcess::load_plugins() {
       observers_.push_back(o);
       engine_->add_observer(o);
       if (needs & kNeedsTimestamps) timed_observers_.push_back(o);
+      if (o->wants_wait_states()) wait_observers_.push_back(o);
     }
   }
   if (!needs_stalls.empty() && opts_.stall == session::Stall::Never)
@@ -350,6 +351,10 @@ void ToolProcess::app_gone() {
   }
   if (detach_seen_) return;
   app_.set_state(AppState::Crashed);
+  if (run_ended_by_vcx()) {
+    abort_all("vcx-run ended the run", true);
+    return;
+  }
   spdlog::error("application rank {} ended without finishing (crashed, killed or exited early)",
                 rank_.value);
   engine_->run();
@@ -412,8 +417,9 @@ void ToolProcess::abort_all(const std::string& why, bool logged) {
   if (termination_.aborted()) return;
   termination_.abort(why, [&] {
     stopped_at_ns_ = realtime_ns();
-    if (!logged) spdlog::error("stopping the analysis: {}", why);
-    if (engine_ && !engine_->idle())
+    const bool expected = run_ended_by_vcx();
+    if (!logged && !expected) spdlog::error("stopping the analysis: {}", why);
+    if (engine_ && !engine_->idle() && !expected)
       spdlog::warn("stopping with calls left to analyse; the first waits for {}",
                    engine_->blocked_on());
     // The job may be taken down before this tool ends: vcx-run reads the
@@ -422,6 +428,11 @@ void ToolProcess::abort_all(const std::string& why, bool logged) {
   });
   flush_observers();
   app_.tell_failed();
+}
+
+bool ToolProcess::run_ended_by_vcx() const {
+  std::error_code ec;
+  return std::filesystem::exists(session::file(opts_.session_dir, session::kRunEnded), ec);
 }
 
 void ToolProcess::flush_observers() {
@@ -497,6 +508,7 @@ int ToolProcess::run() {
   }
   if (std::filesystem::exists(exited_flag) && app_.state() == AppState::NeverAttached)
     app_.set_state(AppState::Finalized);
+  start_wait_watch();
 
   while (!termination_.over()) {
     io_.poll();

@@ -85,9 +85,23 @@ class ToolProcess final : public ToolHost {
   // Stops the analysis of every tool; `logged`: the reason was logged already.
   void abort_all(const std::string& why, bool logged = false);
   void flush_observers();
+  // vcx-run ended the run on an analysis's finding (session::kRunEnded):
+  // the ranks' end is expected, no error.
+  bool run_ended_by_vcx() const;
   void idle_nap();
   bool app_waits_for_reply() const;
   void pump_transport(std::chrono::milliseconds at_most);
+
+  // Where the rank is, for the modules that want it (wait_watch.cpp): the
+  // rank's blocked-call slot, looked at every kWaitCheck while one does.
+  void start_wait_watch();
+  void check_wait_state();
+  void tell_wait_state(const RankWait& w);
+  std::vector<ClockedCallObserver*> wait_observers_;
+  std::optional<asio::steady_timer> wait_timer_;
+  std::uint64_t wait_seen_ = 0;      // the slot entry seen at the last look (+1), 0: none
+  std::uint64_t wait_told_ = 0;      // the entry told as blocked (+1), 0: none
+  bool finish_told_ = false;
 
   ToolOptions opts_;
   Rank rank_;

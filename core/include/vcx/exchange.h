@@ -10,6 +10,7 @@
 #include "vcx/call_program.h"
 #include "vcx/types.h"
 #include "vcx/vector_clock.h"
+#include "vcx/wait_state.h"
 
 namespace vcx {
 
@@ -174,6 +175,13 @@ class ClockedCallObserver {
   // to report that its rank is done: the moment to send what was held back
   // to travel in bulk.
   virtual void on_idle() {}
+  // Where the rank is (vcx/wait_state.h): told when it has been in a call
+  // it may be blocked in for a while, when it left that call, and when it
+  // finished; while it stays in the call, again at every look, with `wait`
+  // null. Only for observers that want it (the tool then looks at the
+  // rank's blocked-call slot every so often).
+  virtual bool wants_wait_states() const { return false; }
+  virtual void on_wait_state(const RankWait& w) { (void)w; }
   // The application is gone (normally or not), or the run ends: write what
   // is buffered and what was found so far. May come more than once.
   virtual void flush() {}

@@ -22,6 +22,9 @@ inline constexpr std::string_view kAppExited = "app-exited";
 // An interceptor or a tool: an application rank ended without finishing,
 // so the others' interceptors run on when their tools stop.
 inline constexpr std::string_view kAppFailed = "app-failed";
+// vcx-run, before it ends a run an analysis found stuck (a deadlock): the
+// analysis's name. The tools then stop without calling the ranks' end an error.
+inline constexpr std::string_view kRunEnded = "run-ended";
 // vcx-run (SIGUSR1): asks every tool where its rank is; holds a number.
 inline constexpr std::string_view kWhereRequest = "where-request";
 // vcx-run: a long list of forced matches for the interceptors.

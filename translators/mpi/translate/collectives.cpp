@@ -66,9 +66,13 @@ void MpiTranslator::start_collective(Call call, const CommPtr& c, std::int32_t r
     instance = kPersistentInstance | req.collective_init << kStartBits | req.collective_starts;
   } else {
     instance = ++c->collectives;
+    if (!c->inter) note_collective(*c, instance, call, root);
   }
   req.kind = ReqKind::Collective;
   req.comm = c;
+  req.call = call;
+  req.root = root;
+  req.instance = instance;
   req.neighbour_receives.clear();
 
   if (kind == CollKind::Neighbor) {

@@ -37,6 +37,16 @@ struct CommData {
   std::vector<Rank> out_neighbours;
   std::uint64_t constructions = 0;   // communicator constructors called on it
   std::uint64_t collectives = 0;     // collective instances started on it
+  // The operations of its latest collective instances, for the deadlock
+  // analysis (a member that called another operation in an instance never
+  // completes it): instance, operation (the call), world rank of the root.
+  struct RecentCollective {
+    std::uint64_t instance;
+    std::uint16_t call;
+    std::int32_t root;
+  };
+  static constexpr std::size_t kRecentCollectives = 16;
+  std::deque<RecentCollective> recent;
   std::deque<PostedReceive> posted;
   ReceiveOrder order;                // receives later ones may have to follow
   std::int32_t my_rank = -1;         // this process's rank in `members`

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -75,6 +76,8 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
     std::int32_t peer = 0;  // destination or source (communicator rank)
     std::int32_t tag = 0;
     std::int32_t root = 0;
+    std::uint64_t instance = 0;  // collectives: the instance it started
+    bool probed = false;         // MPI_Imrecv: its message was matched by the probe
   };
 
   void dispatch(const EventHeader& ev, ExchangeControl& ctl, CallProgram& out);
@@ -118,6 +121,40 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   // kStartAsPosted.
   void start_p2p(Request& r, std::uint64_t pc, ExchangeControl& ctl, CallProgram& out,
                  std::int32_t source = kStartAsPosted);
+
+  // ---- wait states for the deadlock analysis (wait_states.cpp) ----
+ public:
+  bool wait_state(const channel::BlockedCall& call, WaitState* out) override;
+  void wait_facts(WaitFacts* out) const override;
+
+ private:
+  enum class Direction : std::uint8_t { Sent, Received };
+  // One more message sent to or received from world rank `peer`.
+  void count_message(Direction d, const CommData& c, Rank peer, std::int32_t tag);
+  std::string comm_name(const CommData& c) const;
+  // Collective `instance` on c is operation `call` (root: communicator rank).
+  void note_collective(CommData& c, std::uint64_t instance, Call call, std::int32_t root);
+  // The communicator of a handle, or null: a blocked call's arguments may be
+  // the program's mistake (vcx reports those, never fails on them).
+  const CommData* find_comm(std::uint64_t handle) const;
+  // Whether `rank` names a peer of c (a rank in it, or a wildcard or forced source).
+  static bool valid_peer(const CommData& c, std::int32_t rank);
+  WaitCondition message_condition(const CommData& c, std::int32_t source, std::int32_t tag);
+  std::string source_text(const CommData& c, std::int32_t rank);
+  // A blocking receive or probe from `source` (communicator rank or wildcard).
+  bool receive_wait(const std::string& name, std::uint64_t comm_handle, std::int32_t source,
+                    std::int32_t tag, std::uint64_t pc, WaitState* out);
+  static std::string tag_text(std::int32_t tag);
+  struct MessageKey {
+    std::uint64_t comm;
+    std::uint32_t peer;
+    std::int32_t tag;
+    bool operator==(const MessageKey&) const = default;
+  };
+  struct MessageKeyHash {
+    std::size_t operator()(const MessageKey& k) const noexcept;
+  };
+  std::unordered_map<MessageKey, std::uint64_t, MessageKeyHash> sent_counts_, received_counts_;
 
   // ---- collectives (collectives.cpp) ----
   void on_collective(Call call, const CollectiveEvent& e, ExchangeControl& ctl,

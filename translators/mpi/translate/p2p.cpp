@@ -28,6 +28,7 @@ SendToken MpiTranslator::emit_send(const CommPtr& c, std::int32_t dest, std::int
   const Rank dst = peer_of(*c, dest);
   const QueueId q = queue_of(*c, tag);
   const SendToken t = ctl.reserve_send(dst, q);
+  count_message(Direction::Sent, *c, dst, tag);
   out.push(Op::signal(t, sync ? kSignalSynchronous : 0, bytes));
   return t;
 }
@@ -47,6 +48,8 @@ void MpiTranslator::on_send(Call, const SendEvent& e, ExchangeControl& ctl, Call
     r.kind = sync ? ReqKind::SyncSend : ReqKind::Send;
     r.send = t;
     r.comm = c;
+    r.peer = e.dest;
+    r.tag = e.tag;
     requests_[e.request] = std::move(r);
   } else if (sync) {
     out.push(Op::wait_ack(t));
@@ -233,6 +236,7 @@ void MpiTranslator::on_recv(const RecvEvent& e, ExchangeControl& ctl, CallProgra
   out.mark_clocked();
   const ReceiveToken t = post_receive(c, e.source, e.tag, e.pc, ctl, true);
   resolve_receive(c, t, e.status_source, e.status_tag, ctl);
+  count_message(Direction::Received, *c, peer_of(*c, e.status_source), e.status_tag);
   c->order.completed(t, ctl);
   if (noting_) noting_->completed(t);
   out.push(Op::wait(t, wait_flags(e.source), e.bytes));
@@ -246,6 +250,8 @@ void MpiTranslator::on_irecv(const IrecvEvent& e, ExchangeControl& ctl, CallProg
     r.comm = comm(e.comm);
     r.receive = post_receive(r.comm, e.source, e.tag, e.pc, ctl);
     r.wildcard = e.source == kRankAny;
+    r.peer = e.source;
+    r.tag = e.tag;
     // A synchronous sender is answered with the clock at posting time.
     out.push(Op::snapshot(r.receive));
   }
@@ -259,6 +265,7 @@ void MpiTranslator::on_mprobe(const MprobeEvent& e, ExchangeControl& ctl, CallPr
   const CommPtr& c = comm(e.comm);
   const ReceiveToken t = post_receive(c, e.source, e.tag, e.pc, ctl);
   resolve_receive(c, t, e.status_source, e.status_tag, ctl);
+  count_message(Direction::Received, *c, peer_of(*c, e.status_source), e.status_tag);
   out.push(Op::snapshot(t));
   messages_[e.message] = {t, c};
   if (e.source == kRankAny) wildcard_messages_.insert(e.message);
@@ -284,6 +291,7 @@ void MpiTranslator::on_mrecv(Call call, const MrecvEvent& e, ExchangeControl& ct
   Request r;
   r.kind = ReqKind::Receive;
   r.wildcard = wildcard;
+  r.probed = true;
   r.receive = token;
   r.comm = std::move(c);
   requests_[e.request] = std::move(r);
@@ -336,6 +344,7 @@ void MpiTranslator::on_completion(const std::uint8_t* payload, std::size_t size,
         if (r.cancel_requested) ctl.release_hold(r.receive);  // the cancel failed
         r.cancel_requested = false;
         resolve_receive(r.comm, r.receive, c.source, c.tag, ctl);
+        if (!r.probed) count_message(Direction::Received, *r.comm, peer_of(*r.comm, c.source), c.tag);
         r.comm->order.completed(r.receive, ctl);
         if (noting_) noting_->completed(r.receive);
         out.mark_clocked();
@@ -382,6 +391,7 @@ void MpiTranslator::on_sendrecv(const SendrecvEvent& e, ExchangeControl& ctl, Ca
     out.mark_clocked();
     const ReceiveToken t = post_receive(c, e.source, e.recv_tag, e.pc, ctl, true);
     resolve_receive(c, t, e.status_source, e.status_tag, ctl);
+    count_message(Direction::Received, *c, peer_of(*c, e.status_source), e.status_tag);
     c->order.completed(t, ctl);
     if (noting_) noting_->completed(t);
     out.push(Op::wait(t, wait_flags(e.source), e.recv_bytes));
@@ -403,6 +413,8 @@ void MpiTranslator::on_isendrecv(const IsendrecvEvent& e, ExchangeControl& ctl,
     r.kind = ReqKind::Receive;
     r.receive = post_receive(r.comm, e.source, e.recv_tag, e.pc, ctl);
     r.wildcard = e.source == kRankAny;
+    r.peer = e.source;
+    r.tag = e.recv_tag;
     r.status_unreliable = e.source == kRankAny || e.recv_tag == kTagAny;
     out.push(Op::snapshot(r.receive));
   }

@@ -1,0 +1,273 @@
+// What a rank blocked in an MPI call waits for (vcx/wait_state.h), and the
+// counts of its messages that others' waits depend on.
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "mpi_translator.h"
+
+namespace vcx::mpi {
+namespace {
+
+std::string rank_list(const std::vector<Rank>& ranks) {
+  std::string s;
+  for (const Rank r : ranks) s += (s.empty() ? "" : ",") + std::to_string(r.value);
+  return s;
+}
+
+// The operation a collective call is, for matching members' calls: a
+// large-count form (MPI_Bcast_c) is its plain form's operation, listed
+// right after it.
+std::uint16_t operation_of(std::uint16_t call) {
+  const std::string_view name = kCallNames[call];
+  return name.size() > 2 && name.substr(name.size() - 2) == "_c"
+             ? static_cast<std::uint16_t>(call - 1)
+             : call;
+}
+
+}  // namespace
+
+void MpiTranslator::note_collective(CommData& c, std::uint64_t instance, Call call,
+                                    std::int32_t root) {
+  const CollKind kind = kCallCollKind[static_cast<std::size_t>(call)];
+  const bool rooted = kind == CollKind::OneToAll || kind == CollKind::AllToOne;
+  std::int32_t world_root = -1;
+  if (rooted && root >= 0 && static_cast<std::size_t>(root) < c.members.size())
+    world_root = static_cast<std::int32_t>(c.members[static_cast<std::size_t>(root)].value);
+  c.recent.push_back({instance, operation_of(static_cast<std::uint16_t>(call)), world_root});
+  if (c.recent.size() > CommData::kRecentCollectives) c.recent.pop_front();
+}
+
+std::size_t MpiTranslator::MessageKeyHash::operator()(const MessageKey& k) const noexcept {
+  return static_cast<std::size_t>(
+      hash_combine(hash_combine(k.comm, k.peer), static_cast<std::uint32_t>(k.tag)));
+}
+
+void MpiTranslator::count_message(Direction d, const CommData& c, Rank peer, std::int32_t tag) {
+  auto& counts = d == Direction::Sent ? sent_counts_ : received_counts_;
+  ++counts[MessageKey{c.id.value, peer.value, tag}];
+}
+
+std::string MpiTranslator::comm_name(const CommData& c) const {
+  if (c.id == world_comm_id()) return "MPI_COMM_WORLD";
+  if (c.id == self_comm_id(self_)) return "MPI_COMM_SELF";
+  return std::string(c.inter ? "the intercommunicator with world ranks " : "the communicator of world ranks ") +
+         rank_list(c.inter ? c.remote : c.members);
+}
+
+const CommData* MpiTranslator::find_comm(std::uint64_t handle) const {
+  auto it = comms_.find(handle);
+  return it == comms_.end() ? nullptr : it->second.get();
+}
+
+bool MpiTranslator::valid_peer(const CommData& c, std::int32_t rank) {
+  if (rank == kRankAny || is_forced_source(rank)) {
+    if (is_forced_source(rank)) rank = unforced_source(rank);
+    else return true;
+  }
+  return rank >= 0 && static_cast<std::size_t>(rank) < c.peers().size();
+}
+
+WaitCondition MpiTranslator::message_condition(const CommData& c, std::int32_t source,
+                                               std::int32_t tag) {
+  WaitCondition w;
+  w.need = WaitNeed::Message;
+  w.comm = c.id.value;
+  w.tag = tag == kTagAny ? WaitCondition::kAnyTag : tag;
+  if (is_forced_source(source)) source = unforced_source(source);
+  if (source == kRankAny)
+    w.ranks = c.peers();
+  else
+    w.ranks.push_back(peer_of(c, source));
+  return w;
+}
+
+std::string MpiTranslator::source_text(const CommData& c, std::int32_t source) {
+  if (is_forced_source(source)) source = unforced_source(source);
+  if (source == kRankAny) return "MPI_ANY_SOURCE";
+  const Rank w = peer_of(c, source);
+  return w.value == static_cast<std::uint32_t>(source)
+             ? std::to_string(source)
+             : std::to_string(source) + " (world rank " + std::to_string(w.value) + ")";
+}
+
+std::string MpiTranslator::tag_text(std::int32_t tag) {
+  return tag == kTagAny ? "MPI_ANY_TAG" : std::to_string(tag);
+}
+
+bool MpiTranslator::receive_wait(const std::string& name, std::uint64_t comm_handle,
+                                 std::int32_t source, std::int32_t tag, std::uint64_t pc,
+                                 WaitState* out) {
+  if (source == kRankProcNull) return false;
+  const CommData* cp = find_comm(comm_handle);
+  if (!cp || !valid_peer(*cp, source)) return false;
+  const CommData& c = *cp;
+  out->call = name + "(source " + source_text(c, source) + ", tag " + tag_text(tag) + ", " +
+              comm_name(c) + ")";
+  out->pc = pc;
+  out->conditions.push_back(message_condition(c, source, tag));
+  return true;
+}
+
+bool MpiTranslator::wait_state(const channel::BlockedCall& blocked, WaitState* out) {
+  if (blocked.model != Model::Mpi || blocked.call >= static_cast<std::uint16_t>(Call::Count))
+    return false;
+  const auto call = static_cast<Call>(blocked.call);
+  const std::string name = call_name(blocked.call);
+  const Family family = kCallFamily[blocked.call];
+  out->all_of = true;
+  switch (family) {
+    case Family::Recv: {
+      const auto e = blocked.payload_as<RecvEvent>();
+      return receive_wait(name, e.comm, e.source, e.tag, e.pc, out);
+    }
+    case Family::Sendrecv: {
+      const auto e = blocked.payload_as<SendrecvEvent>();
+      const CommData* cp = find_comm(e.comm);
+      if (!cp) return false;
+      const CommData& c = *cp;
+      if ((e.dest != kRankProcNull && !valid_peer(c, e.dest)) ||
+          (e.source != kRankProcNull && !valid_peer(c, e.source)))
+        return false;
+      out->call = name + "(dest " + (e.dest == kRankProcNull ? std::string("MPI_PROC_NULL")
+                                                              : source_text(c, e.dest)) +
+                  ", send tag " + std::to_string(e.send_tag) + ", source " +
+                  (e.source == kRankProcNull ? std::string("MPI_PROC_NULL")
+                                             : source_text(c, e.source)) +
+                  ", receive tag " + tag_text(e.recv_tag) + ", " + comm_name(c) + ")";
+      out->pc = e.pc;
+      // The send goes before the receive completes only where MPI buffers
+      // it; the receive needs its message in every case.
+      if (e.source != kRankProcNull) out->conditions.push_back(message_condition(c, e.source, e.recv_tag));
+      return !out->conditions.empty();
+    }
+    case Family::Mprobe: {
+      const auto e = blocked.payload_as<MprobeEvent>();
+      return receive_wait(name, e.comm, e.source, e.tag, e.pc, out);
+    }
+    case Family::Send: {
+      const auto e = blocked.payload_as<SendEvent>();
+      if (e.dest == kRankProcNull || e.mode == SendMode::Buffered) return false;
+      const CommData* cp = find_comm(e.comm);
+      if (!cp) return false;
+      const CommData& c = *cp;
+      if (!valid_peer(c, e.dest) || e.dest == kRankAny) return false;
+      out->call = name + "(dest " + source_text(c, e.dest) + ", tag " + std::to_string(e.tag) +
+                  ", " + comm_name(c) + ")";
+      WaitCondition w;
+      w.need = WaitNeed::Receiver;
+      w.comm = c.id.value;
+      w.tag = e.tag;
+      w.ranks.push_back(peer_of(c, e.dest));
+      out->conditions.push_back(std::move(w));
+      return true;
+    }
+    case Family::Collective: {
+      const auto e = blocked.payload_as<CollectiveEvent>();
+      const CommData* cp = find_comm(e.comm);
+      if (!cp) return false;
+      const CommData& c = *cp;
+      const CollKind kind = kCallCollKind[blocked.call];
+      if (kind == CollKind::Neighbor || c.inter) return false;  // not followed yet
+      WaitCondition w;
+      w.need = WaitNeed::Collective;
+      w.comm = c.id.value;
+      w.instance = c.collectives;  // its event was translated: the latest instance
+      w.call = operation_of(blocked.call);
+      w.ranks = c.members;
+      const bool rooted = kind == CollKind::OneToAll || kind == CollKind::AllToOne;
+      out->call = name + "(";
+      if (rooted && (e.root < 0 || static_cast<std::size_t>(e.root) >= c.members.size()))
+        return false;
+      if (rooted) {
+        w.root = static_cast<std::int32_t>(peer_of(c, e.root).value);
+        out->call += "root " + source_text(c, e.root) + ", ";
+      }
+      out->call += comm_name(c) + ")";
+      out->conditions.push_back(std::move(w));
+      return true;
+    }
+    case Family::Completion: {
+      const auto e = blocked.payload_as<BlockedWait>();
+      out->all_of = call == Call::Wait || call == Call::Waitall;
+      if (e.listed < e.count) {
+        // Requests beyond those the slot names: nothing certain to say.
+        out->conditions.push_back(WaitCondition{});
+      }
+      std::string what;
+      for (std::uint32_t i = 0; i < e.listed; ++i) {
+        auto it = requests_.find(e.requests[i]);
+        if (it == requests_.end() || (it->second.persistent && !it->second.active)) continue;
+        const Request& r = it->second;
+        WaitCondition w;
+        std::string item;
+        switch (r.kind) {
+          case ReqKind::Receive:
+            if (r.probed) {
+              item = "receive of a probed message";
+              break;  // its message is there: Unknown, never a wait
+            }
+            w = message_condition(*r.comm, r.wildcard ? kRankAny : r.peer, r.tag);
+            item = "receive from " + source_text(*r.comm, r.wildcard ? kRankAny : r.peer) +
+                   ", tag " + tag_text(r.tag);
+            break;
+          case ReqKind::SyncSend:
+          case ReqKind::Send:
+            w.need = WaitNeed::Receiver;
+            w.comm = r.comm->id.value;
+            w.tag = r.tag;
+            w.ranks.push_back(peer_of(*r.comm, r.peer));
+            item = "send to " + source_text(*r.comm, r.peer) + ", tag " + std::to_string(r.tag);
+            break;
+          case ReqKind::Collective:
+            if (r.persistent || !r.comm || r.comm->inter ||
+                kCallCollKind[static_cast<std::size_t>(r.call)] == CollKind::Neighbor) {
+              item = "collective";
+              break;  // Unknown
+            }
+            w.need = WaitNeed::Collective;
+            w.comm = r.comm->id.value;
+            w.instance = r.instance;
+            w.call = operation_of(static_cast<std::uint16_t>(r.call));
+            w.ranks = r.comm->members;
+            if (const CollKind k = kCallCollKind[static_cast<std::size_t>(r.call)];
+                k == CollKind::OneToAll || k == CollKind::AllToOne)
+              w.root = static_cast<std::int32_t>(peer_of(*r.comm, r.root).value);
+            item = std::string(call_name(static_cast<std::uint16_t>(r.call)));
+            break;
+          case ReqKind::Nothing:
+            continue;  // complete at once
+        }
+        if (r.comm) item += " on " + comm_name(*r.comm);
+        what += (what.empty() ? "" : "; ") + item;
+        out->conditions.push_back(std::move(w));
+      }
+      if (out->conditions.empty()) return false;
+      out->call = name + "(" + what + (e.listed < e.count ? "; …" : "") + ")";
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+void MpiTranslator::wait_facts(WaitFacts* out) const {
+  for (const auto& [k, n] : sent_counts_)
+    out->sent.push_back(MessageCount{Rank{k.peer}, k.comm, k.tag, n});
+  for (const auto& [k, n] : received_counts_)
+    out->received.push_back(MessageCount{Rank{k.peer}, k.comm, k.tag, n});
+  for (const auto& [id, r] : requests_)
+    if (r.kind == ReqKind::Receive && (!r.persistent || r.active)) ++out->pending_receives;
+  for (const auto& [handle, c] : comms_) {
+    if (!c->collectives) continue;
+    if (std::any_of(out->collectives.begin(), out->collectives.end(),
+                    [&](const WaitFacts::Instances& i) { return i.comm == c->id.value; }))
+      continue;  // another handle of the same communicator
+    WaitFacts::Instances i{c->id.value, c->collectives, {}};
+    for (const CommData::RecentCollective& r : c->recent)
+      i.recent.push_back(WaitFacts::Operation{r.instance, r.call, r.root});
+    out->collectives.push_back(std::move(i));
+  }
+}
+
+}  // namespace vcx::mpi
