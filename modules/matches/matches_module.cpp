@@ -349,7 +349,7 @@ void build_report(const ReportRequest& request, AnalysisReport* out) {
   }
 }
 
-const AnalysisReporting kReporting = {&build_report};
+const AnalysisReporting kReporting = {&build_report, nullptr};
 
 const PluginDescriptor kDescriptor = {
     kPluginAbiVersion,

@@ -84,10 +84,11 @@ TEST_CASE("planning: what is refused before anything starts, and why", "[launche
     CHECK(contains(p.error, "trace"));
   }
   SECTION("an analysis that is not installed, with the ones that are") {
-    const Planned p = plan({"-n", "2", "--analysis", "race,deadlock", "/bin/true"});
+    const Planned p = plan({"-n", "2", "--analysis", "race,deadlocks", "/bin/true"});
     CHECK_FALSE(p.plan);
     CHECK(p.exit_code == vcx::launcher::kExitUsage);
-    CHECK(p.error == "--analysis: there is no analysis 'deadlock' (available: matches, race)");
+    CHECK(p.error ==
+          "--analysis: there is no analysis 'deadlocks' (available: deadlock, matches, race)");
   }
   SECTION("a module that is no analysis") {
     const Planned p = plan({"-n", "2", "--analysis", "trace", "/bin/true"});

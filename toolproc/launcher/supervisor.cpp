@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "launcher/analysis_watch.h"
 #include "launcher/commands.h"
 #include "launcher/console.h"
 #include "launcher/process.h"
@@ -191,6 +192,7 @@ class Supervisor {
   }
 
   void supervise() {
+    AnalysisWatch watch(plan_, session_.dir());
     bool app_done = false, tool_done = false;
     // Time points "never" stand for unset deadlines.
     constexpr auto kNever = Clock::time_point::max();
@@ -220,6 +222,21 @@ class Supervisor {
       }
       if (plan_.progress && !app_done)
         if (auto line = progress_.due(now)) write_progress_line("\r\033[K" + *line);
+      if (!app_done && interrupted_ == 0 && !analysis_ended_)
+        if (std::optional<RunVerdict> v = watch.check()) {
+          // An analysis found what ends the run (a deadlock): both jobs are
+          // told as on Ctrl-C, and the status is the analysis's.
+          clear_progress();
+          std::fputs(v->text.c_str(), stderr);
+          std::fflush(stderr);
+          analysis_ended_ = v->exit_status;
+          analysis_ended_why_ = v->why;
+          write_file_atomically(session::file(session_.dir(), session::kRunEnded), v->why + "\n",
+                                nullptr);
+          if (app_.running()) app_.signal_group(SIGTERM);
+          if (tool_.running()) tool_.signal_group(SIGTERM);
+          force_kill_at = now + plan_.timeouts.interrupt_grace;
+        }
 
       if (app_done && !tool_done) {
         if (!tool_term_sent && now >= tool_stop_at) {
@@ -296,7 +313,7 @@ class Supervisor {
 
   void tool_ended(bool app_done, bool stopped_by_us) {
     const ExitStatus status = *tool_.status();
-    if (interrupted_ != 0 || stopped_by_us) return;
+    if (interrupted_ != 0 || analysis_ended_ || stopped_by_us) return;
     if (!app_done) {
       if (!status.success()) {
         tool_failed_ = true;
@@ -353,6 +370,7 @@ class Supervisor {
   }
 
   int exit_code() const {
+    if (analysis_ended_) return *analysis_ended_;
     int code = app_.status() ? app_.status()->shell_code() : kExitToolFailure;
     // mpiexec sometimes reports success after a signal cut its ranks short;
     // an interrupted run must not look like a successful one.
@@ -372,7 +390,8 @@ class Supervisor {
       if (plan_.options.verbose) say("killing leftover tool processes");
       tool_.signal_group(SIGKILL);
     }
-    if (interrupted_ != 0 && app_.started() && app_.group_alive()) app_.signal_group(SIGKILL);
+    if ((interrupted_ != 0 || analysis_ended_) && app_.started() && app_.group_alive())
+      app_.signal_group(SIGKILL);
 
     const bool app_ran = app_.started() && !app_stopped_unattached_;
     if (app_ran) code = report_analyses(plan_, session_.dir(), code);
@@ -385,7 +404,8 @@ class Supervisor {
               std::max(*tool_ended_at_ - *app_ended_at_, Clock::duration::zero()))
               .count());
     const bool trouble = code != 0 || tool_failed_ || interrupted_ != 0 || has_rank_trouble(stats);
-    if (plan_.options.verbose || trouble) {
+    if (analysis_ended_) say("the run was ended because of " + analysis_ended_why_);
+    if (plan_.options.verbose || (trouble && !analysis_ended_)) {
       if (interrupted_ != 0) say("interrupted by " + signal_name(interrupted_));
       if (app_ran && app_.status() && !app_.status()->success())
         say(std::string("the application job ") +
@@ -412,6 +432,9 @@ class Supervisor {
   Child app_;
   int terminal_ = -1;
   int interrupted_ = 0;
+  // An analysis ended the run (AnalysisWatch): vcx-run's status.
+  std::optional<int> analysis_ended_;
+  std::string analysis_ended_why_;
   std::uint64_t where_requests_ = 0;
   bool app_stopped_unattached_ = false;  // stopped because the tool job never got ready
   ProgressLine progress_;

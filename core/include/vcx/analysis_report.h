@@ -29,11 +29,26 @@ struct AnalysisReport {
   std::vector<std::string> problems;
 };
 
+// What an analysis that watches the run while it goes on (a deadlock) tells
+// vcx-run: whether to end the run now, how, and what to say.
+struct RunVerdict {
+  bool stop = false;        // end the run now
+  int exit_status = 0;      // vcx-run's exit status then
+  std::string text;         // for the user (stderr), said at once
+  std::string why;          // in a few words, for vcx-run's last lines ("a deadlock")
+};
+
 // vcx-run --help lists an analysis with its descriptor's description.
 struct AnalysisReporting {
   // Builds the report from request.dir; reports what it cannot read in
   // out->problems instead of throwing.
   void (*build_report)(const ReportRequest& request, AnalysisReport* out);
+  // May be null. While the application runs, vcx-run calls it about every
+  // quarter second, in its own process, with the same request; the plugin
+  // stays loaded meanwhile, so it may keep state between calls. It reads
+  // what the tools write to request.dir and may write there too (what it
+  // found, for build_report; requests the tools answer).
+  void (*watch)(const ReportRequest& request, RunVerdict* out);
 };
 
 }  // namespace vcx

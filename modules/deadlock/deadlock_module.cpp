@@ -1,0 +1,123 @@
+// The deadlock analysis (docs/analyses.md, "deadlock"). In each tool: where
+// its rank is, written for vcx-run whenever that changes (state_file.h),
+// and the answers to vcx-run's confirmation requests. In vcx-run: the
+// decision over all ranks while the run goes on (deadlock_watch.h), and the
+// report at the end.
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "deadlock_watch.h"
+#include "state_file.h"
+#include "vcx/analysis_report.h"
+#include "vcx/atomic_file.h"
+#include "vcx/exchange.h"
+#include "vcx/options.h"
+#include "vcx/plugin.h"
+
+namespace vcx::deadlock {
+namespace {
+
+class DeadlockModule final : public Plugin, public ClockedCallObserver {
+ public:
+  DeadlockModule(ToolHost& host, std::string dir) : host_(host), dir_(std::move(dir)) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+  }
+
+  ClockedCallObserver* observer() override { return this; }
+  void on_clocked_call(const ClockedCall&) override {}
+  bool wants_wait_states() const override { return true; }
+
+  void on_wait_state(const RankWait& w) override {
+    const std::uint32_t rank = host_.rank().value;
+    if (w.status == RankWait::Status::Blocked && !w.wait) {
+      answer_confirmation(rank, w.entered);
+      return;
+    }
+    RankView v;
+    v.status = w.status;
+    v.entered = w.entered;
+    if (w.wait) v.wait = *w.wait;
+    if (w.facts) v.facts = *w.facts;
+    if (w.status == RankWait::Status::Blocked && !maps_written_) {
+      maps_written_ = true;
+      write_file_atomically(maps_path(dir_, rank), host_.app_memory_map(), nullptr);
+    }
+    write_file_atomically(state_path(dir_, rank), state_text(v, rank), nullptr);
+  }
+
+ private:
+  void answer_confirmation(std::uint32_t rank, std::uint64_t entered) {
+    const std::optional<ConfirmRequest> c = parse_confirm(read_text(confirm_path(dir_)));
+    if (!c || c->number <= answered_) return;
+    for (const auto& [r, e] : c->entries) {
+      if (r != rank || e != entered) continue;
+      answered_ = c->number;
+      write_file_atomically(confirmed_path(dir_, rank),
+                            "{\"number\":" + std::to_string(c->number) +
+                                ",\"entered\":" + std::to_string(entered) + "}",
+                            nullptr);
+      return;
+    }
+  }
+
+  ToolHost& host_;
+  std::string dir_;
+  bool maps_written_ = false;
+  std::uint64_t answered_ = 0;
+};
+
+const OptionSpec kOptions[] = {
+    {"deadlock.dir", "",
+     "directory for each tool's state (vcx-run --analysis deadlock sets it)"},
+    {nullptr, nullptr, nullptr},
+};
+
+Plugin* create(ToolHost& host, std::string* error) {
+  const std::string dir = option_text(host.options(), kOptions, "deadlock.dir");
+  if (dir.empty()) {
+    if (error)
+      *error = "deadlock: no results directory (deadlock.dir); run it with vcx-run "
+               "--analysis deadlock";
+    return nullptr;
+  }
+  return new DeadlockModule(host, dir);
+}
+
+void build_report(const ReportRequest& request, AnalysisReport* out) {
+  try {
+    build_deadlock_report(request, out);
+  } catch (const std::exception& e) {
+    out->problems.push_back(std::string("the deadlock report failed: ") + e.what());
+  }
+}
+
+void watch(const ReportRequest& request, RunVerdict* out) {
+  try {
+    watch_for_deadlock(request, out);
+  } catch (const std::exception& e) {
+    // A broken state file is no deadlock: the run goes on.
+    (void)e;
+  }
+}
+
+const AnalysisReporting kReporting = {&build_report, &watch};
+
+const PluginDescriptor kDescriptor = {
+    kPluginAbiVersion,
+    PluginKind::Module,
+    "deadlock",
+    "deadlocks: ranks blocked in calls that nothing can release any more, with each rank's call "
+    "and line; the run ends when one is certain",
+    kOptions,
+    &create,
+    0,  // needs nothing of the run (no stalls)
+    &kReporting,
+};
+
+}  // namespace
+}  // namespace vcx::deadlock
+
+VCX_PLUGIN(vcx::deadlock::kDescriptor)

@@ -1,0 +1,224 @@
+#include "deadlock_watch.h"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "state_file.h"
+#include "vcx/atomic_file.h"
+#include "vcx/symbolizer.h"
+
+namespace vcx::deadlock {
+namespace {
+
+using nlohmann::json;
+
+// What the watch keeps between calls (vcx-run keeps the plugin loaded).
+struct Watch {
+  ConfirmRequest asked;  // the candidate being confirmed (number 0: none)
+  bool found = false;
+};
+Watch& the_watch() {
+  static Watch w;
+  return w;
+}
+
+std::vector<RankView> read_states(const std::string& dir, int ranks) {
+  std::vector<RankView> views(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    const std::string text = read_text(state_path(dir, static_cast<std::uint32_t>(r)));
+    if (text.empty()) continue;  // never blocked: running
+    if (std::optional<RankView> v = parse_state(text)) views[static_cast<std::size_t>(r)] = *v;
+  }
+  return views;
+}
+
+bool confirmed(const std::string& dir, const ConfirmRequest& c) {
+  for (const auto& [rank, entry] : c.entries) {
+    try {
+      const json j = json::parse(read_text(confirmed_path(dir, rank)));
+      if (j.at("number").get<std::uint64_t>() != c.number ||
+          j.at("entered").get<std::uint64_t>() != entry)
+        return false;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Source lines of each rank's call, from its memory map.
+class Lines {
+ public:
+  Lines(const std::string& dir) : dir_(dir) {}
+  std::string at(std::uint32_t rank, std::uint64_t pc) {
+    if (pc == 0) return {};
+    auto& s = symbolizers_[rank];
+    if (!s) s = std::make_unique<Symbolizer>(read_text(maps_path(dir_, rank)));
+    const std::vector<SourceLocation> chain = s->resolve_inlined_return_address(pc);
+    if (chain.empty()) return describe(SourceLocation{}, pc);
+    // The outermost line that is the program's: through inlined code.
+    return describe(chain.back(), pc);
+  }
+
+ private:
+  std::string dir_;
+  std::map<std::uint32_t, std::unique_ptr<Symbolizer>> symbolizers_;
+};
+
+std::string rank_words(const std::vector<Rank>& ranks) {
+  std::string s;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i > 0) s += i + 1 == ranks.size() ? " and " : ", ";
+    s += std::to_string(ranks[i].value);
+  }
+  return s;
+}
+
+// The finding as JSON, and its text.
+json finding_of(const Deadlock& d, const std::vector<RankView>& views, Lines& lines) {
+  json ranks = json::array();
+  json calls = json::array();
+  for (const StuckRank& s : d.ranks) {
+    const RankView& v = views[s.rank.value];
+    json waits = json::array();
+    for (const Rank r : s.waits_for) waits.push_back(r.value);
+    json mismatched = json::array();
+    for (const Rank r : s.mismatched) mismatched.push_back(r.value);
+    ranks.push_back(s.rank.value);
+    calls.push_back({{"rank", s.rank.value},
+                     {"call", v.wait.call},
+                     {"at", lines.at(s.rank.value, v.wait.pc)},
+                     {"waits_for", waits},
+                     {"mismatched", mismatched}});
+  }
+  json finished = json::array();
+  for (std::size_t r = 0; r < views.size(); ++r)
+    if (views[r].status == RankWait::Status::Finished) finished.push_back(r);
+  return json{{"analysis", "deadlock"}, {"kind", "deadlock"}, {"ranks", ranks},
+              {"calls", calls}, {"finished", finished}};
+}
+
+std::string call_at(const json& c) {
+  const std::string at = c.value("at", std::string());
+  return c.value("call", std::string("?")) + (at.empty() ? "" : " at " + at);
+}
+
+// The wait-for chain in words, from the first rank until it closes (a
+// cycle) or ends at a finished rank.
+std::string chain_text(const json& finding) {
+  std::map<std::uint32_t, json> by_rank;
+  for (const json& c : finding.at("calls")) by_rank[c.at("rank").get<std::uint32_t>()] = c;
+  std::vector<std::uint32_t> finished;
+  for (const json& r : finding.at("finished")) finished.push_back(r.get<std::uint32_t>());
+  std::uint32_t r = by_rank.begin()->first;
+  std::vector<std::uint32_t> seen;
+  std::string text;
+  for (;;) {
+    const json& c = by_rank.at(r);
+    const json& waits = c.at("waits_for");
+    text += (seen.empty() ? "rank " : ", which waits in ");
+    if (seen.empty()) text += std::to_string(r) + " waits in ";
+    text += call_at(c);
+    seen.push_back(r);
+    // The next: a stuck rank it waits for, seen ones last.
+    std::optional<std::uint32_t> next;
+    for (const json& w : waits) {
+      const auto n = w.get<std::uint32_t>();
+      if (by_rank.count(n) && (!next || std::count(seen.begin(), seen.end(), *next))) next = n;
+    }
+    if (!next) {
+      if (!waits.empty()) {
+        const auto n = waits.at(0).get<std::uint32_t>();
+        text += " for rank " + std::to_string(n) +
+                (std::count(finished.begin(), finished.end(), n) ? ", which has finished"
+                                                                 : "");
+      } else if (!c.at("mismatched").empty()) {
+        text += ", a collective that rank " +
+                std::to_string(c.at("mismatched").at(0).get<std::uint32_t>()) +
+                " calls with another operation or root";
+      }
+      return text;
+    }
+    text += " for rank " + std::to_string(*next);
+    if (std::count(seen.begin(), seen.end(), *next)) return text;
+    r = *next;
+  }
+}
+
+std::string finding_text(const json& finding) {
+  std::vector<Rank> ranks;
+  for (const json& r : finding.at("ranks")) ranks.push_back(Rank{r.get<std::uint32_t>()});
+  std::string text = "vcx: deadlock: rank" + std::string(ranks.size() > 1 ? "s " : " ") +
+                     rank_words(ranks) + (ranks.size() > 1 ? " wait" : " waits") +
+                     " in calls that can never return\n";
+  for (const json& c : finding.at("calls")) {
+    text += "  rank " + std::to_string(c.at("rank").get<std::uint32_t>()) + ": " + call_at(c);
+    std::vector<Rank> waits;
+    for (const json& w : c.at("waits_for")) waits.push_back(Rank{w.get<std::uint32_t>()});
+    if (!waits.empty()) text += ", waits for rank" + std::string(waits.size() > 1 ? "s " : " ") +
+                                rank_words(waits);
+    std::vector<Rank> other;
+    for (const json& w : c.at("mismatched")) other.push_back(Rank{w.get<std::uint32_t>()});
+    if (!other.empty())
+      text += "; rank" + std::string(other.size() > 1 ? "s " : " ") + rank_words(other) +
+              " called this collective with another operation or root";
+    text += "\n";
+  }
+  text += "  " + chain_text(finding) + "\n";
+  return text;
+}
+
+}  // namespace
+
+void watch_for_deadlock(const ReportRequest& request, RunVerdict* out) {
+  Watch& w = the_watch();
+  if (w.found) return;
+  const std::vector<RankView> views = read_states(request.dir, request.ranks);
+  const std::optional<Deadlock> d = find_deadlock(views);
+  if (!d) {
+    w.asked = ConfirmRequest{w.asked.number, {}};
+    return;
+  }
+  ConfirmRequest candidate{w.asked.number, {}};
+  for (const StuckRank& s : d->ranks)
+    candidate.entries.emplace_back(s.rank.value, views[s.rank.value].entered);
+  if (w.asked.entries != candidate.entries) {
+    // A new candidate: the tools confirm that their ranks are still there.
+    candidate.number = w.asked.number + 1;
+    w.asked = candidate;
+    write_file_atomically(confirm_path(request.dir), confirm_text(candidate), nullptr);
+    return;
+  }
+  if (!confirmed(request.dir, w.asked)) return;
+  // Every rank of it was in its call from before its state was read until
+  // its tool answered: all at once, with nothing left that can release them.
+  w.found = true;
+  Lines lines(request.dir);
+  const json finding = finding_of(*d, views, lines);
+  write_file_atomically(found_path(request.dir), json::array({finding}).dump(), nullptr);
+  out->stop = true;
+  out->exit_status = kExitDeadlock;
+  out->why = "a deadlock";
+  out->text = finding_text(finding) +
+              "vcx: ending the run (exit status " + std::to_string(kExitDeadlock) + ")\n";
+}
+
+void build_deadlock_report(const ReportRequest& request, AnalysisReport* out) {
+  const std::string text = read_text(found_path(request.dir));
+  if (text.empty()) {
+    out->text = "vcx: deadlock analysis: no deadlock\n";
+    return;
+  }
+  const json findings = json::parse(text);
+  out->findings = findings.dump();
+  out->counted = findings.size();
+  out->text = "vcx: deadlock analysis: " + std::to_string(findings.size()) + " deadlock" +
+              (findings.size() == 1 ? "" : "s") + " (reported above)\n";
+}
+
+}  // namespace vcx::deadlock
