@@ -86,6 +86,7 @@ std::string state_text(const RankView& v, std::uint32_t rank) {
                        {"root", c.root}});
     }
     j["conditions"] = conds;
+    j["sending"] = counts_json(v.wait.sending);
   }
   if (v.status != RankWait::Status::Running) {
     json colls = json::array();
@@ -126,6 +127,7 @@ std::optional<RankView> parse_state(const std::string& text) {
         w.root = c.at("root").get<std::int32_t>();
         v.wait.conditions.push_back(std::move(w));
       }
+      v.wait.sending = counts_of(j.value("sending", json::array()));
     }
     if (v.status != RankWait::Status::Running) {
       const json& f = j.at("facts");

@@ -110,14 +110,19 @@ class Reduction {
   bool pending(Rank s, Rank r, std::uint64_t comm, std::int32_t tag) const {
     const RankView& sender = ranks_[s.value];
     const RankView& receiver = ranks_[r.value];
-    if (tag != WaitCondition::kAnyTag) {
-      return count_of(sender.facts.sent, r, comm, tag) >
-             count_of(receiver.facts.received, s, comm, tag);
-    }
+    // Sent: what its events told, and what the call it is blocked in sends.
+    auto sent = [&](std::int32_t t) {
+      std::uint64_t n = count_of(sender.facts.sent, r, comm, t);
+      if (sender.status == Status::Blocked) n += count_of(sender.wait.sending, r, comm, t);
+      return n;
+    };
+    if (tag != WaitCondition::kAnyTag) return sent(tag) > count_of(receiver.facts.received, s, comm, tag);
     // Any tag: some tag with more sent than received.
-    for (const MessageCount& m : sender.facts.sent) {
-      if (m.peer != r || m.comm != comm) continue;
-      if (m.count > count_of(receiver.facts.received, s, comm, m.tag)) return true;
+    for (const auto* list : {&sender.facts.sent, &sender.wait.sending}) {
+      for (const MessageCount& m : *list) {
+        if (m.peer != r || m.comm != comm) continue;
+        if (sent(m.tag) > count_of(receiver.facts.received, s, comm, m.tag)) return true;
+      }
     }
     return false;
   }

@@ -96,6 +96,17 @@ TEST_CASE("a message sent and not yet received releases its receiver", "[deadloc
   CHECK(stuck(ranks) == std::vector<std::uint32_t>{0, 1});
 }
 
+TEST_CASE("the send of a call blocked in MPI_Sendrecv may be on its way", "[deadlock]") {
+  // 0 waits for 1; 1 is in MPI_Sendrecv, sending to 0 and waiting for 2,
+  // which waits for 1: 0 gets its message, 1 and 2 never go on.
+  std::vector<RankView> ranks{blocked({message({1})}), blocked({message({2})}),
+                              blocked({message({1})})};
+  ranks[1].wait.sending.push_back(MessageCount{Rank{0}, kWorld, 0, 1});
+  CHECK(stuck(ranks) == std::vector<std::uint32_t>{1, 2});
+  ranks[1].wait.sending.clear();
+  CHECK(stuck(ranks) == std::vector<std::uint32_t>{0, 1, 2});
+}
+
 TEST_CASE("a message of another tag releases only a receive of any tag", "[deadlock]") {
   std::vector<RankView> ranks{blocked({message({1}, 7)}), blocked({message({0})})};
   sent(ranks[1], 0, 5);

@@ -43,19 +43,22 @@ struct WaitCondition {
   std::int32_t root = -1;      // Collective: world rank of the root, -1 without one
 };
 
-struct WaitState {
-  std::string call;  // with the arguments that matter: "MPI_Recv(source 1, tag 0, MPI_COMM_WORLD)"
-  std::uint64_t pc = 0;  // the application's call site, 0 if unknown
-  bool all_of = true;    // waits for every condition (false: for any)
-  std::vector<WaitCondition> conditions;
-};
-
 // Point-to-point messages per peer, communicator and tag.
 struct MessageCount {
   Rank peer{};
   std::uint64_t comm = 0;
   std::int32_t tag = 0;
   std::uint64_t count = 0;
+};
+
+struct WaitState {
+  std::string call;  // with the arguments that matter: "MPI_Recv(source 1, tag 0, MPI_COMM_WORLD)"
+  std::uint64_t pc = 0;  // the application's call site, 0 if unknown
+  bool all_of = true;    // waits for every condition (false: for any)
+  std::vector<WaitCondition> conditions;
+  // Messages the call itself sends that no event has told yet (the send of
+  // an MPI_Sendrecv, whose event comes after it): they may be on their way.
+  std::vector<MessageCount> sending;
 };
 
 // What the rank has done, as far as waits of any rank depend on it.

@@ -136,8 +136,12 @@ bool MpiTranslator::wait_state(const channel::BlockedCall& blocked, WaitState* o
                                              : source_text(c, e.source)) +
                   ", receive tag " + tag_text(e.recv_tag) + ", " + comm_name(c) + ")";
       out->pc = e.pc;
-      // The send goes before the receive completes only where MPI buffers
-      // it; the receive needs its message in every case.
+      // The send may be on its way already (its event comes after the
+      // call); the receive needs its message in every case. Not waiting for
+      // the send's receiver errs towards "can return": MPI may have
+      // buffered it.
+      if (e.dest != kRankProcNull)
+        out->sending.push_back(MessageCount{peer_of(c, e.dest), c.id.value, e.send_tag, 1});
       if (e.source != kRankProcNull) out->conditions.push_back(message_condition(c, e.source, e.recv_tag));
       return !out->conditions.empty();
     }
