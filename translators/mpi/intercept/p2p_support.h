@@ -117,7 +117,7 @@ int blocking_recv(mpi::Call call, MPI_Comm comm, int& source, int tag, MPI_Statu
   ev.pc = reinterpret_cast<std::uint64_t>(pc);
   int rc;
   {
-    const BlockedScope blocked(rt, call, ev);
+    const BlockedScope blocked(rt, call, ev, ev.pc);
     rc = run(st);
   }
   if (rc != MPI_SUCCESS) return rc;
@@ -236,7 +236,7 @@ int sendrecv_replace(mpi::Call call, MPI_Comm comm, int dest, int sendtag,
   ev.send_bytes = send_bytes;
   int rc;
   {
-    const BlockedScope blocked(rt, call, ev);
+    const BlockedScope blocked(rt, call, ev, ev.pc);
     rc = pmpi(st);
   }
   if (rc != MPI_SUCCESS) return rc;

@@ -136,9 +136,10 @@ class Runtime {
   // The rank enters a call that may wait for other ranks (blocked_call.h);
   // `payload`: what its event will say, when it pushes it after the call.
   template <class T>
-  void enter_blocked(mpi::Call call, const T& payload) {
+  void enter_blocked(mpi::Call call, const T& payload, std::uint64_t call_site = 0) {
     static_assert(std::is_trivially_copyable_v<T>);
-    client_.enter_blocked(Model::Mpi, static_cast<std::uint16_t>(call), &payload, sizeof(T));
+    client_.enter_blocked(Model::Mpi, static_cast<std::uint16_t>(call), call_site, &payload,
+                          sizeof(T));
   }
   void leave_blocked() { client_.leave_blocked(); }
   // The one request a runtime hands out for every non-blocking collective
@@ -249,12 +250,14 @@ class Runtime {
 Runtime& runtime();
 
 // Marks the call this scope is as one the rank may be blocked in, and left
-// when the scope ends (blocked_call.h).
+// when the scope ends (blocked_call.h). `call_site`: the application's
+// return address where the wrapper has it (0: looked up).
 class BlockedScope {
  public:
-  template <class... Payload>
-  BlockedScope(Runtime& rt, mpi::Call call, const Payload&... payload) : rt_(rt) {
-    rt_.enter_blocked(call, payload...);
+  template <class Payload>
+  BlockedScope(Runtime& rt, mpi::Call call, const Payload& payload, std::uint64_t call_site = 0)
+      : rt_(rt) {
+    rt_.enter_blocked(call, payload, call_site);
   }
   ~BlockedScope() { rt_.leave_blocked(); }
   BlockedScope(const BlockedScope&) = delete;

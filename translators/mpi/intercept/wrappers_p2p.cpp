@@ -133,7 +133,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Sta
   waits.pc = reinterpret_cast<std::uint64_t>(pc);
   int rc;
   {
-    const BlockedScope blocked(rt, Call::Mprobe, waits);
+    const BlockedScope blocked(rt, Call::Mprobe, waits, waits.pc);
     rc = PMPI_Mprobe(source, tag, comm, message, st);
   }
   if (rc == MPI_SUCCESS) report_probe(Call::Mprobe, comm, asked, source, tag, *message, st, pc);

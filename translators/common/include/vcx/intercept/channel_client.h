@@ -109,12 +109,16 @@ class ChannelClient {
   // The rank enters a call that may wait for other ranks (blocked_call.h):
   // `payload` is what the call's event will carry (its status unknown yet),
   // or the requests it waits on. A call that pushed its event as it was
-  // entered (a send, a blocking collective) is that last event. Written only
-  // with one calling thread and a shared channel: a few stores.
-  void enter_blocked(Model model, std::uint16_t call, const void* payload, std::size_t bytes) {
+  // entered (a send, a blocking collective) is that last event. `call_site`:
+  // the application's return address where the wrapper has it, else 0 and
+  // it is looked up (call_site.h). Written only with one calling thread and
+  // a shared channel: a few stores.
+  void enter_blocked(Model model, std::uint16_t call, std::uint64_t call_site,
+                     const void* payload, std::size_t bytes) {
     if (blocked_)
       channel::enter_blocked_call(*blocked_, model, call, producer_.last_seq(),
-                                  application_call_site(), payload, bytes);
+                                  call_site ? call_site : application_call_site(), payload,
+                                  bytes);
   }
   void leave_blocked() {
     if (blocked_) channel::leave_blocked_call(*blocked_);
