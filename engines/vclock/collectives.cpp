@@ -66,13 +66,70 @@ Collectives::Span Collectives::span(const Group& g, const State& st) const {
   return Span{0, n, 0};
 }
 
-Collectives::State& Collectives::state(const Key& key, CollectiveKind kind, Rank root) {
+Collectives::State& Collectives::state(const Key& key, CollectiveKind kind, Rank root,
+                                       std::uint16_t operation) {
   auto [it, inserted] = states_.try_emplace(key);
   if (inserted) {
     it->second.kind = kind;
     it->second.root = root;
+    it->second.operation = operation;
   }
   return it->second;
+}
+
+bool Collectives::mismatched(const CollectiveRef& c) const {
+  const auto it = mismatched_from_.find(c.group);
+  return it != mismatched_from_.end() && c.instance >= it->second;
+}
+
+std::uint64_t Collectives::first_mismatch(GroupId group) const {
+  const auto it = mismatched_from_.find(group);
+  return it == mismatched_from_.end() ? 0 : it->second;
+}
+
+bool Collectives::agrees(const Key& key, const State& st, CollectiveKind kind, Rank root,
+                         std::uint16_t operation) {
+  const bool rooted = kind == CollectiveKind::OneToAll || kind == CollectiveKind::AllToOne;
+  if (st.kind == kind && (!rooted || st.root == root) && st.operation == operation) return true;
+  mark_mismatched(key.group, key.instance, true);
+  return false;
+}
+
+// Once members' calls diverge, later instance numbers pair calls that do not
+// belong together either: the group's collectives from there on complete
+// without edges. Their states go (with what they held for contributions
+// ahead), and messages for them are dropped as they come.
+void Collectives::mark_mismatched(GroupId group, std::uint64_t from, bool tell_members) {
+  auto [it, inserted] = mismatched_from_.try_emplace(group, from);
+  if (!inserted) {
+    if (it->second <= from) return;
+    it->second = from;
+  }
+  new_mismatches_.push_back(group);
+  for (auto s = states_.begin(); s != states_.end();) {
+    if (s->first.group == group && s->first.instance >= from) {
+      if (s->second.ahead && !s->second.reached) --ahead_open_;
+      s = states_.erase(s);
+    } else {
+      ++s;
+    }
+  }
+  std::erase_if(ahead_waiting_, [&](const Ahead& a) {
+    return a.ref.group == group && a.ref.instance >= from;
+  });
+  std::erase_if(probes_, [&](const auto& p) {
+    return p.first.group == group && p.first.instance >= from;
+  });
+  send_waiting_ahead();
+  const auto git = groups_.find(group);
+  if (!tell_members || git == groups_.end()) return;
+  CollHeader h{};
+  h.type = MsgType::CollMismatch;
+  h.group = group.value;
+  h.instance = from;
+  const PooledClock zero = pool_.take_zeroed();
+  for (const Rank m : git->second.members)
+    if (m != self_) out_.send_coll(m, h, zero.data(), false);
 }
 
 PooledClock& Collectives::up_of(State& st) {
@@ -137,7 +194,66 @@ bool Collectives::init(const Key& key, State& st) {
 // are reached. That bounds what the tools hold for the instances in between
 // (partial up clocks at the parents, results below), which without stalls
 // could otherwise be a clock per collective of the whole backlog.
+void Collectives::probe(const CollectiveRef& c) {
+  if (mismatched(c)) return;
+  const auto git = groups_.find(c.group);
+  if (git == groups_.end() || git->second.members.empty()) return;
+  const Rank first = git->second.members.front();
+  if (first == self_) return;
+  CollHeader h{};
+  h.type = MsgType::CollProbe;
+  h.kind = static_cast<std::uint8_t>(c.kind);
+  h.group = c.group.value;
+  h.instance = c.instance;
+  h.root = c.root.value;
+  h.operation = c.operation;
+  const PooledClock zero = pool_.take_zeroed();
+  out_.send_coll(first, h, zero.data(), false);
+}
+
+bool Collectives::note_own_view(const CollectiveRef& c) {
+  const auto git = groups_.find(c.group);
+  if (git == groups_.end()) return true;
+  Group& g = git->second;
+  const View mine{c.kind, c.root, c.operation};
+  if (c.instance > g.last_contributed) {
+    g.last_contributed = c.instance;
+    g.recent.emplace_back(c.instance, mine);
+    if (g.recent.size() > kRecentViews) g.recent.pop_front();
+  }
+  if (probes_.empty()) return true;
+  const auto it = probes_.find(Key{c.group, c.instance});
+  if (it == probes_.end()) return true;
+  const bool same = it->second.same(mine);
+  probes_.erase(it);
+  if (same) return true;
+  mark_mismatched(c.group, c.instance, true);
+  return false;
+}
+
+void Collectives::on_probe(const Key& key, const View& theirs) {
+  const auto git = groups_.find(key.group);
+  if (git == groups_.end() || key.instance > git->second.last_contributed) {
+    // Not here yet: compared when this member contributes (note_own_view),
+    // and with the other probes meanwhile.
+    auto [it, inserted] = probes_.try_emplace(key, theirs);
+    if (inserted || it->second.same(theirs)) return;
+    probes_.erase(it);
+    if (git != groups_.end()) mark_mismatched(key.group, key.instance, true);
+    return;
+  }
+  if (const View* mine = own_view(git->second, key.instance); mine && !mine->same(theirs))
+    mark_mismatched(key.group, key.instance, true);
+}
+
+const Collectives::View* Collectives::own_view(const Group& g, std::uint64_t instance) {
+  for (auto it = g.recent.rbegin(); it != g.recent.rend() && it->first >= instance; ++it)
+    if (it->first == instance) return &it->second;
+  return nullptr;
+}
+
 void Collectives::queued(const CollectiveRef& c, ClockValue own_entry) {
+  if (mismatched(c)) return;
   const auto git = groups_.find(c.group);
   if (git == groups_.end() || git->second.members.size() != width_ ||
       git->second.second_side != 0)
@@ -151,8 +267,11 @@ void Collectives::queued(const CollectiveRef& c, ClockValue own_entry) {
 
 void Collectives::send_ahead(const CollectiveRef& c, ClockValue own_entry) {
   const Key key{c.group, c.instance};
-  State& st = state(key, c.kind, c.root);
-  if (!init(key, st) || st.contributed) return;
+  if (mismatched(c)) return;
+  State& st = state(key, c.kind, c.root, c.operation);
+  // (Messages replayed by init may find a mismatch, which drops the state.)
+  if (!init(key, st) || mismatched(c)) return;
+  if (!agrees(key, st, c.kind, c.root, c.operation) || st.contributed) return;
   st.contributed = true;
   st.ahead = true;
   ++ahead_open_;
@@ -172,13 +291,15 @@ void Collectives::send_waiting_ahead() {
 void Collectives::contribute(const Op& op, ClockSpan clock) {
   const CollectiveRef& c = op.collective;
   const Key key{c.group, c.instance};
+  if (mismatched(c) || !note_own_view(c)) return;
   // Roles without a part in this half: nothing to do, and no state to keep.
   const bool is_root = c.root == self_;
   if (c.kind == CollectiveKind::AllToOne && is_root) return;
   if (c.kind == CollectiveKind::OneToAll && !is_root) return;
 
-  State& st = state(key, c.kind, c.root);
+  State& st = state(key, c.kind, c.root, c.operation);
   if (!init(key, st)) out_.fatal("vclock: collective on an unregistered group");
+  if (mismatched(c) || !agrees(key, st, c.kind, c.root, c.operation)) return;
   const Group& g = groups_.at(key.group);
 
   // Still waiting to go ahead: the engine contributes it itself.
@@ -234,12 +355,14 @@ void Collectives::contribute(const Op& op, ClockSpan clock) {
 bool Collectives::complete(const Op& op, VectorClock& clock) {
   const CollectiveRef& c = op.collective;
   const Key key{c.group, c.instance};
+  if (mismatched(c)) return true;
   const bool is_root = c.root == self_;
   if (c.kind == CollectiveKind::AllToOne && !is_root) return true;
   if (c.kind == CollectiveKind::OneToAll && is_root) return true;
 
-  State& st = state(key, c.kind, c.root);
+  State& st = state(key, c.kind, c.root, c.operation);
   if (!init(key, st)) out_.fatal("vclock: collective on an unregistered group");
+  if (mismatched(c) || !agrees(key, st, c.kind, c.root, c.operation)) return true;
   switch (c.kind) {
     case CollectiveKind::AllToOne:
       progress_up(key, st);  // a root without children has nothing to wait for
@@ -318,7 +441,18 @@ void Collectives::maybe_forward_down(const Key& key, State& st) {
 
 void Collectives::on_message(Rank src, const CollHeader& h, ClockSpan clock) {
   const Key key{GroupId{h.group}, h.instance};
-  State& st = state(key, static_cast<CollectiveKind>(h.kind), Rank{h.root});
+  if (h.type == MsgType::CollMismatch) {
+    mark_mismatched(key.group, key.instance, false);
+    return;
+  }
+  const CollectiveRef ref{key.group, key.instance, static_cast<CollectiveKind>(h.kind),
+                          Rank{h.root}, h.operation};
+  if (mismatched(ref)) return;
+  if (h.type == MsgType::CollProbe) {
+    on_probe(key, View{ref.kind, ref.root, ref.operation});
+    return;
+  }
+  State& st = state(key, ref.kind, ref.root, ref.operation);
   if (!init(key, st)) {
     // Keep the header, the whole clock and the source until the group is
     // known.
@@ -327,6 +461,15 @@ void Collectives::on_message(Rank src, const CollHeader& h, ClockSpan clock) {
     std::memcpy(raw.data() + sizeof h, clock.data(), clock.size_bytes());
     std::memcpy(raw.data() + sizeof h + clock.size_bytes(), &src.value, 4);
     st.early.push_back(std::move(raw));
+    return;
+  }
+  if (mismatched(ref) || !agrees(key, st, ref.kind, ref.root, ref.operation)) return;
+  // A member whose state for the instance went (it had everything it waits
+  // for) gets no more messages for it but those of members that call
+  // something else.
+  const View* mine = own_view(groups_.at(key.group), key.instance);
+  if (mine && !mine->same(View{ref.kind, ref.root, ref.operation})) {
+    mark_mismatched(key.group, key.instance, true);
     return;
   }
   switch (h.type) {
@@ -360,6 +503,7 @@ void Collectives::send(Rank dst, MsgType type, const Key& key, const State& st,
   h.group = key.group.value;
   h.instance = key.instance;
   h.root = st.root.value;
+  h.operation = st.operation;
   out_.send_coll(dst, h, clock.data(), aside);
 }
 

@@ -22,6 +22,7 @@
 #include <deque>
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "clock_pool.h"
@@ -56,8 +57,25 @@ class Collectives {
   void contribute(const Op& op, ClockSpan clock);
   bool complete(const Op& op, VectorClock& clock);
 
-  // CollUp, CollDown, CollCross from `src`.
+  // CollUp, CollDown, CollCross, CollMismatch from `src`.
   void on_message(Rank src, const CollHeader& h, ClockSpan clock);
+
+  // Whether the collective is one of a group whose members' calls
+  // diverged (at or after its first mismatched instance): its contribution
+  // and completion are then no-ops, and its completion merges nothing.
+  bool mismatched(const CollectiveRef& c) const;
+  // The group's first mismatched instance, 0 if none.
+  std::uint64_t first_mismatch(GroupId group) const;
+  // The completion of `c` has waited a while: tell the group's first member
+  // this member's call (kind, root, operation) there. Messages of members
+  // that call something else may cross nobody whose call differs (an
+  // all-to-all's root waiting for a member that waits for a broadcast's
+  // root), so that first member compares every member's call that it hears
+  // of with its own.
+  void probe(const CollectiveRef& c);
+  // The groups found mismatched, or with an earlier first instance, since
+  // the last call.
+  std::vector<GroupId> take_new_mismatches() { return std::exchange(new_mismatches_, {}); }
 
   std::size_t live() const { return states_.size(); }
 
@@ -75,11 +93,27 @@ class Collectives {
       return static_cast<std::size_t>(hash_combine(mix64(k.group.value), k.instance));
     }
   };
+  // What a member calls for an instance.
+  struct View {
+    CollectiveKind kind = CollectiveKind::AllToAll;
+    Rank root{};
+    std::uint16_t operation = 0;
+    bool same(const View& o) const {
+      const bool rooted = kind == CollectiveKind::OneToAll || kind == CollectiveKind::AllToOne;
+      return kind == o.kind && (!rooted || root == o.root) && operation == o.operation;
+    }
+  };
   struct Group {
     std::vector<Rank> members;
     std::int64_t self_pos = -1;
     std::uint32_t second_side = 0;  // first position of the second side, 0 if none
+    // This member's calls of the last kRecentViews instances it contributed
+    // to (in increasing order): for messages that come after its own state
+    // for the instance went, and for the probes of the others.
+    std::deque<std::pair<std::uint64_t, View>> recent;
+    std::uint64_t last_contributed = 0;
   };
+  static constexpr std::size_t kRecentViews = 64;
   // The part of the group one phase runs over: positions [base, base+size),
   // as a binomial tree rooted at base+root.
   struct Span {
@@ -90,6 +124,7 @@ class Collectives {
   struct State {
     CollectiveKind kind = CollectiveKind::AllToAll;
     Rank root{};
+    std::uint16_t operation = 0;
     bool initialised = false;
     std::uint32_t children_expected = 0;
     std::uint32_t children_received = 0;
@@ -112,7 +147,19 @@ class Collectives {
     ClockValue own_entry = 0;
   };
 
-  State& state(const Key& key, CollectiveKind kind, Rank root);
+  State& state(const Key& key, CollectiveKind kind, Rank root, std::uint16_t operation);
+  // Whether a member's view of an instance (kind, root, operation) is the
+  // state's; if not, the group's collectives from this instance on are
+  // mismatched, and every other member is told (CollMismatch).
+  bool agrees(const Key& key, const State& st, CollectiveKind kind, Rank root,
+              std::uint16_t operation);
+  void mark_mismatched(GroupId group, std::uint64_t from, bool tell_members);
+  // This member's own call for `c`; the first member compares it with the
+  // probes that came before it. False when they differ.
+  bool note_own_view(const CollectiveRef& c);
+  // This member's call for an instance it contributed to, if still known.
+  static const View* own_view(const Group& g, std::uint64_t instance);
+  void on_probe(const Key& key, const View& theirs);
   bool init(const Key& key, State& st);
   Span span(const Group& g, const State& st) const;
   void send_ahead(const CollectiveRef& c, ClockValue own_entry);
@@ -136,6 +183,11 @@ class Collectives {
   // limit, with the own entry each is to carry.
   std::uint32_t ahead_open_ = 0;
   std::deque<Ahead> ahead_waiting_;
+  // Groups whose members' calls diverged: the first mismatched instance.
+  std::unordered_map<GroupId, std::uint64_t> mismatched_from_;
+  std::vector<GroupId> new_mismatches_;
+  // The first member: probes for instances it has not contributed to yet.
+  std::unordered_map<Key, View, KeyHash> probes_;
 };
 
 }  // namespace vcx::vclock

@@ -44,6 +44,14 @@ enum class MsgType : std::uint8_t {
   // (Grant with kResourceLeasable): another acquisition waits, give the
   // lock back once the application released it (no clock).
   Recall = 20,
+  // A member found that the members of a collective instance did not make
+  // the same call (CollHeader, instance: the first such; a zero clock):
+  // complete that group's collectives from there on without their edges.
+  CollMismatch = 21,
+  // A member whose completion of an instance has waited a while tells the
+  // group's first member its call there (CollHeader; a zero clock); that
+  // member compares it with its own.
+  CollProbe = 22,
 };
 
 // Resource messages reuse P2PHeader: queue_a = resource id, seq = the
@@ -69,8 +77,9 @@ struct CollHeader {
   std::uint32_t width;    // its entries or pairs
   std::uint64_t group;
   std::uint64_t instance;
-  std::uint32_t root;  // world rank of the operation's root
-  std::uint32_t reserved2;
+  std::uint32_t root;       // world rank of the operation's root
+  std::uint16_t operation;  // CollectiveRef::operation
+  std::uint16_t reserved2;
 };
 static_assert(sizeof(CollHeader) == 32);
 static_assert(std::is_trivially_copyable_v<CollHeader>);

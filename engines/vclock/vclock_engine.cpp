@@ -42,7 +42,8 @@ void VclockEngine::enqueue(const CallProgram& program, bool needs_reply) {
   const std::span<const std::uint8_t> notes =
       note_observers_.empty() ? std::span<const std::uint8_t>{} : program.notes();
   programs_.push_back(QueuedProgram{program.model(), program.call(), program.clocked(), needs_reply,
-                                    program.event_seq(), program.ops().size(), notes.size()});
+                                    program.event_seq(), program.call_site(),
+                                    program.ops().size(), notes.size()});
   notes_.insert(notes_.end(), notes.begin(), notes.end());
   const std::size_t first = ops_.size();
   bool resources = false, flags = false;
@@ -197,9 +198,76 @@ void VclockEngine::register_group(GroupId id, std::span<const Rank> members,
 
 bool VclockEngine::exec_collective(const Op& op, bool complete) {
   call_group_ = op.collective.group;
-  if (complete) return collectives_.complete(op, clock_);
-  collectives_.contribute(op, clock_.view());
+  if (!complete) {
+    collectives_.contribute(op, clock_.view());
+    report_new_mismatches();
+    return true;
+  }
+  if (!collectives_.complete(op, clock_)) {
+    waiting_collective_ = op.collective;
+    report_new_mismatches();
+    return false;
+  }
+  waiting_collective_.reset();
+  if (mismatch_observers_.empty()) return true;
+  const CollectiveRef& c = op.collective;
+  const QueuedProgram& p = programs_.front();
+  const CompletedCollective done{c, p.model, p.call, p.event_seq, p.call_site};
+  if (collectives_.mismatched(c)) {
+    if (c.instance == collectives_.first_mismatch(c.group)) report_mismatch(done);
+  } else {
+    auto& recent = recent_collectives_[c.group];
+    if (recent.size() == CollectiveMismatch::kRecentCollectives) recent.pop_front();
+    recent.push_back(done);
+  }
+  report_new_mismatches();
   return true;
+}
+
+void VclockEngine::on_tick() {
+  // A completion that waited from one tick to the next asks the group's
+  // first member whether every member calls the same (collectives.h).
+  if (!waiting_collective_) {
+    ticks_waiting_ = 0;
+    return;
+  }
+  const CollectiveRef& c = *waiting_collective_;
+  if (c.group != probed_.group || c.instance != probed_.instance) {
+    probed_ = CollectiveRef{c.group, c.instance};
+    ticks_waiting_ = 0;
+  }
+  if (++ticks_waiting_ == 2) collectives_.probe(c);
+}
+
+void VclockEngine::report_new_mismatches() {
+  for (const GroupId g : collectives_.take_new_mismatches()) {
+    const std::uint64_t first = collectives_.first_mismatch(g);
+    const auto it = recent_collectives_.find(g);
+    if (it == recent_collectives_.end()) continue;
+    for (const CompletedCollective& c : it->second)
+      if (c.ref.instance == first) report_mismatch(c);
+  }
+}
+
+void VclockEngine::report_mismatch(const CompletedCollective& c) {
+  std::uint64_t& reported = mismatch_reported_[c.ref.group];
+  if (reported != 0 && reported <= c.ref.instance) return;
+  reported = c.ref.instance;
+  const std::vector<Rank>* members = collectives_.members(c.ref.group);
+  CollectiveMismatch m;
+  m.group = c.ref.group;
+  m.instance = c.ref.instance;
+  if (members) m.members = *members;
+  m.kind = c.ref.kind;
+  m.root = c.ref.root;
+  m.operation = c.ref.operation;
+  m.model = c.model;
+  m.operation_name =
+      c.ref.operation ? host_.call_name(static_cast<std::uint8_t>(c.model), c.ref.operation) : "";
+  m.call_name = host_.call_name(static_cast<std::uint8_t>(c.model), c.call);
+  m.event_seq = c.event_seq;
+  m.call_site = c.call_site;
+  for (ClockedCallObserver* o : mismatch_observers_) o->on_collective_mismatch(m);
 }
 
 // ---------------------------------------------------------------------------
@@ -260,13 +328,15 @@ std::uint64_t VclockEngine::replies_allowed_through() const {
 void VclockEngine::on_message(Rank src, std::span<const std::uint8_t> bytes) {
   if (bytes.empty()) return;
   const auto type = static_cast<MsgType>(bytes[0]);
-  if (type == MsgType::CollUp || type == MsgType::CollDown || type == MsgType::CollCross) {
+  if (type == MsgType::CollUp || type == MsgType::CollDown || type == MsgType::CollCross ||
+      type == MsgType::CollMismatch || type == MsgType::CollProbe) {
     CollHeader h;
     if (bytes.size() < sizeof h) host_.fatal("vclock: short collective message");
     std::memcpy(&h, bytes.data(), sizeof h);
     const PooledClock clock =
         mail_.read_clock(src, bytes, sizeof h, h.encoding, h.width, "collective", pool_);
     collectives_.on_message(src, h, clock.view());
+    if (!mismatch_observers_.empty()) report_new_mismatches();
     return;
   }
   P2PHeader h;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <deque>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -53,9 +54,11 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     observers_.push_back(o);
     if (o->wants_notes() || o->wants_receive_notes()) note_observers_.push_back(o);
     if (o->wants_signals()) signal_observers_.push_back(o);
+    if (o->wants_collective_mismatches()) mismatch_observers_.push_back(o);
   }
   ClockSpan clock() const override { return clock_.view(); }
   std::uint64_t clocked_calls() const override { return clocked_calls_; }
+  void on_tick() override;
   std::uint64_t leased_acquisitions() const override {
     return lock_requests_.leased_acquisitions();
   }
@@ -107,6 +110,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
     bool clocked;
     bool needs_reply;
     std::uint64_t event_seq;
+    std::uint64_t call_site;
     std::size_t op_count;
     std::size_t note_bytes;  // its notes, at notes_head_ in notes_ when it runs
   };
@@ -115,6 +119,20 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   void run_programs();
   bool execute(const Op& op);
   void finish_program(const QueuedProgram& p);
+  // A collective this member completed, as CollectiveMismatch describes it.
+  struct CompletedCollective {
+    CollectiveRef ref;
+    Model model{};
+    std::uint16_t call = 0;
+    std::uint64_t event_seq = 0;
+    std::uint64_t call_site = 0;
+  };
+  // Tells the mismatch observers of this member's call at a group's first
+  // mismatched instance, once per instance (vcx/exchange.h).
+  void report_mismatch(const CompletedCollective& c);
+  // For groups just found mismatched: the call at the first mismatched
+  // instance, if this member completed it already.
+  void report_new_mismatches();
   bool exec_wait(const Op& op);
   bool exec_wait_ack(const Op& op);
   bool exec_collective(const Op& op, bool complete);
@@ -203,6 +221,16 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   std::vector<ClockedCallObserver*> observers_;
   std::vector<ClockedCallObserver*> note_observers_;  // those that want notes
   std::vector<ClockedCallObserver*> signal_observers_;  // those that want signals
+  std::vector<ClockedCallObserver*> mismatch_observers_;  // ... collective mismatches
+  // With mismatch observers: the last collectives completed per group, and
+  // the first mismatched instance reported per group.
+  std::unordered_map<GroupId, std::deque<CompletedCollective>> recent_collectives_;
+  std::unordered_map<GroupId, std::uint64_t> mismatch_reported_;
+  // The collective whose completion the head program waits for, if any, and
+  // since how many ticks (on_tick).
+  std::optional<CollectiveRef> waiting_collective_;
+  CollectiveRef probed_{};
+  unsigned ticks_waiting_ = 0;
   std::vector<std::uint8_t> notes_;  // the queued programs' notes, in queue order
   std::size_t notes_head_ = 0;       // where the head program's notes start in notes_
 };

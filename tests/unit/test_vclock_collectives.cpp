@@ -666,3 +666,129 @@ TEST_CASE("collectives: at most kMaxAhead queued contributions are open at once"
     CHECK(net.pool(r).in_use() == 0);
   }
 }
+
+// Members that do not make the same call for an instance (MPI 4.0, 6.14):
+// the first instance is completed by its definition; at the second one
+// member's kind, root or operation differs from the others'. Whatever the
+// delivery order, every member completes every instance (no tool waits for
+// a part that never comes), knows the group mismatched from instance 2 on,
+// and merges nothing there but what members contributed; nothing is left
+// behind.
+TEST_CASE("vclock collectives: members whose calls differ", "[vclock][collectives]") {
+  struct View {
+    CollectiveKind kind;
+    std::uint32_t root;
+    std::uint16_t operation;
+  };
+  struct Case {
+    const char* what;
+    View common;
+    View odd;  // the last member's view of instance 2
+  };
+  const Case cases[] = {
+      {"a broadcast against an allreduce", {CollectiveKind::AllToAll, 0, 7},
+       {CollectiveKind::OneToAll, 0, 9}},
+      {"two allreduce-like operations", {CollectiveKind::AllToAll, 0, 7},
+       {CollectiveKind::AllToAll, 0, 8}},
+      {"two roots of one broadcast", {CollectiveKind::OneToAll, 0, 9},
+       {CollectiveKind::OneToAll, 1, 9}},
+      {"a gather against a scatter", {CollectiveKind::AllToOne, 0, 4},
+       {CollectiveKind::OneToAll, 0, 5}},
+      {"a scan against an allreduce", {CollectiveKind::Prefix, 0, 3},
+       {CollectiveKind::AllToAll, 0, 7}},
+  };
+  const GroupId g{77};
+  for (const Case& c : cases)
+    for (std::uint32_t n = 2; n <= 4; ++n)
+      for (std::uint32_t seed = 1; seed <= 20; ++seed) {
+        INFO(c.what << ", " << n << " ranks, seed " << seed);
+        std::mt19937 rng(seed);
+        Net net(n);
+        std::vector<Rank> members;
+        for (std::uint32_t r = 0; r < n; ++r) members.push_back(Rank{r});
+        for (std::uint32_t r = 0; r < n; ++r) net.at(r).add_group(g, members, 0);
+        // Instances 1..3: 1 agrees; 2 has the odd member; 3 agrees again.
+        auto op_of = [&](std::uint32_t r, std::uint64_t instance, OpKind kind) {
+          const View v = instance == 2 && r == n - 1 ? c.odd : c.common;
+          Op op;
+          op.kind = kind;
+          op.collective = CollectiveRef{g, instance, v.kind, Rank{v.root}, v.operation};
+          return op;
+        };
+        auto own = [&](std::uint32_t r, std::uint64_t instance) {
+          Values v(n, 0);
+          v[r] = 10 * instance + r;
+          return v;
+        };
+        std::vector<std::uint64_t> at(n, 1);
+        std::vector<bool> contributed(n, false), waiting(n, false), probed(n, false);
+        std::vector<Values> first(n);
+        for (int guard = 0;; ++guard) {
+          REQUIRE(guard < 100000);
+          std::vector<std::uint32_t> ready;
+          for (std::uint32_t r = 0; r < n; ++r)
+            if (at[r] <= 3 && !waiting[r]) ready.push_back(r);
+          bool left = false;
+          for (std::uint32_t r = 0; r < n; ++r) left |= at[r] <= 3;
+          if (!left) break;
+          if (!net.idle() && (ready.empty() || rng() % 2 == 0)) {
+            net.deliver_one(rng);
+            std::fill(waiting.begin(), waiting.end(), false);
+            continue;
+          }
+          if (ready.empty()) {
+            // Everyone left waits and nothing is on its way: the engines'
+            // ticks, as the tools give them, make them probe, once each.
+            bool asked = false;
+            for (std::uint32_t r = 0; r < n; ++r)
+              if (at[r] <= 3 && !probed[r]) {
+                net.at(r).probe(op_of(r, at[r], OpKind::CollectiveComplete).collective);
+                probed[r] = true;
+                asked = true;
+              }
+            REQUIRE(asked);  // else the members wait for ever
+            std::fill(waiting.begin(), waiting.end(), false);
+            continue;
+          }
+          const std::uint32_t r = ready[rng() % ready.size()];
+          if (!contributed[r]) {
+            net.at(r).contribute(op_of(r, at[r], OpKind::CollectiveContribute), own(r, at[r]));
+            contributed[r] = true;
+            continue;
+          }
+          VectorClock clock(n);
+          clock.assign(own(r, at[r]));
+          if (!net.at(r).complete(op_of(r, at[r], OpKind::CollectiveComplete), clock)) {
+            waiting[r] = true;
+            continue;
+          }
+          probed[r] = false;
+          if (at[r] == 1) {
+            first[r] = values(clock);
+          } else {
+            // A member may have completed it by the messages of members
+            // that call the same before it learnt of the mismatch: it merged
+            // nothing but what members contributed there.
+            Values all(n, 0);
+            for (std::uint32_t q = 0; q < n; ++q) all = max_of(all, own(q, at[r]));
+            CHECK(max_of(values(clock), all) == all);
+          }
+          ++at[r];
+          contributed[r] = false;
+        }
+        net.drain(rng);
+        for (std::uint32_t r = 0; r < n; ++r) {
+          INFO("rank " << r);
+          // Instance 1 by its definition.
+          const GroupDef group{g, members, 0};
+          CollDef one{&group, op_of(r, 1, OpKind::CollectiveContribute), {}};
+          for (std::uint32_t q = 0; q < n; ++q) one.contribution[q] = own(q, 1);
+          CHECK(first[r] == expected_completion(one, Rank{r}));
+          CHECK(net.at(r).first_mismatch(g) == 2);
+          CHECK_FALSE(net.at(r).mismatched(op_of(r, 1, OpKind::CollectiveComplete).collective));
+          CHECK(net.at(r).mismatched(op_of(r, 3, OpKind::CollectiveComplete).collective));
+          CHECK(net.at(r).live() == 0);
+          CHECK(net.pool(r).in_use() == 0);
+        }
+      }
+}

@@ -71,9 +71,38 @@ ToolProcess::~ToolProcess() {
   for (auto& p : loaded_) unload_plugin(p);
 }
 
+// What plugins send and receive through the host (the exchange), counted.
+class ToolProcess::ExchangeTransport final : public PeerTransport {
+ public:
+  ExchangeTransport(ToolProcess& tool) : tool_(tool) {}
+  void send(Rank dst, ToolPart part, std::span<const std::uint8_t> payload) override {
+    if (part == ToolPart::Exchange) ++tool_.exchange_counts_.sent;
+    tool_.transport_->send(dst, part, payload);
+  }
+  void set_handler(ToolPart part, Handler h) override {
+    if (part != ToolPart::Exchange || !h) {
+      tool_.transport_->set_handler(part, std::move(h));
+      return;
+    }
+    tool_.transport_->set_handler(
+        part, [this, h = std::move(h)](Rank src, std::span<const std::uint8_t> b) {
+          ++tool_.exchange_counts_.received;
+          h(src, b);
+        });
+  }
+  Rank self() const override { return tool_.transport_->self(); }
+  std::uint32_t size() const override { return tool_.transport_->size(); }
+
+ private:
+  ToolProcess& tool_;
+};
+
+PeerTransport& ToolProcess::transport() { return *exchange_transport_; }
+
 std::string ToolProcess::prepare() {
   peers_.emplace(io_, opts_, rank_, size_);
   transport_ = &peers_->transport();
+  exchange_transport_ = std::make_unique<ExchangeTransport>(*this);
   transport_->set_handler(ToolPart::Control, [this](Rank src, std::span<const std::uint8_t> b) {
     on_control_message(src, b);
   });
@@ -312,7 +341,7 @@ bool ToolProcess::service_channel(bool all) {
       if (!t)
         fatal("events of model " + std::to_string(m) +
               " arrived but no translator for it is loaded (see vcx-run --help, --translators)");
-      program_.reset(ev->model, ev->type, ev->seq);
+      program_.reset(ev->model, ev->type, ev->seq, ev->call_site);
       // A failure while reading the call names it.
       reading_ = ev;
       last_model_ = ev->model;
@@ -407,9 +436,12 @@ void ToolProcess::on_control_message(Rank src, std::span<const std::uint8_t> b) 
 // analysed (termination.h).
 void ToolProcess::maybe_report_done() {
   const bool finished = app_.state() == AppState::Finalized && engine_ && engine_->idle();
-  termination_.update(finished, analysis_counts_, [&] {
+  // `own` is read after before_done: what the modules send then counts.
+  counts_now_ = message_counts();
+  termination_.update(finished, counts_now_, [&] {
     // Modules send what they held back before this tool counts as done.
     for (ClockedCallObserver* o : observers_) o->on_idle();
+    counts_now_ = message_counts();
   });
 }
 

@@ -56,7 +56,7 @@ class ToolProcess final : public ToolHost {
   Rank rank() const override { return rank_; }
   std::uint32_t world_size() const override { return size_; }
   const Options& options() const override { return opts_.plugin_options; }
-  PeerTransport& transport() override { return *transport_; }
+  PeerTransport& transport() override;
   void reply(std::uint64_t event_seq) override;
   const char* call_name(std::uint8_t model, std::uint16_t call) const override;
   [[noreturn]] void fatal(const std::string& why) override;
@@ -155,6 +155,17 @@ class ToolProcess final : public ToolHost {
   std::vector<std::unique_ptr<ModuleLink>> links_;  // by the id byte their messages start with
   void on_analysis_message(Rank src, std::span<const std::uint8_t> b);
   Termination::Counts analysis_counts_;  // this tool's own
+  // The exchange's messages are counted the same way, so that the run ends
+  // only once each has reached its engine (which may learn from a late one
+  // that members of a collective called different operations).
+  class ExchangeTransport;
+  std::unique_ptr<ExchangeTransport> exchange_transport_;
+  Termination::Counts exchange_counts_;
+  Termination::Counts counts_now_;  // what termination_ reads
+  Termination::Counts message_counts() const {
+    return {analysis_counts_.sent + exchange_counts_.sent,
+            analysis_counts_.received + exchange_counts_.received};
+  }
   // The end of the run, agreed with the other tools.
   Termination termination_;
   std::uint64_t stopped_at_ns_ = 0;  // when this tool stopped the analysis (realtime)

@@ -15,13 +15,15 @@ namespace {
 constexpr std::chrono::milliseconds kWaitCheck{100};
 }  // namespace
 
+// The engine hears the same ticks (ExchangeEngine::on_tick), with or
+// without observers: a waiting collective asks its peers why.
 void ToolProcess::start_wait_watch() {
-  if (wait_observers_.empty()) return;
   wait_timer_.emplace(io_);
   wait_timer_->expires_after(kWaitCheck);
   wait_timer_->async_wait([this](const error_code& e) {
     if (e) return;
-    check_wait_state();
+    if (engine_) engine_->on_tick();
+    if (!wait_observers_.empty()) check_wait_state();
     start_wait_watch();
   });
 }

@@ -44,6 +44,11 @@ struct CollectiveRef {
   std::uint64_t instance = 0;  // per-group count of collective operations, from 1
   CollectiveKind kind = CollectiveKind::AllToAll;
   Rank root{};                 // world rank; ignored for AllToAll
+  // The call every member must make for this instance (the translator's
+  // call number of its operation; 0: any). Members whose kind, root (for
+  // rooted kinds) or operation differ are a collective mismatch
+  // (ClockedCallObserver::on_collective_mismatch).
+  std::uint16_t operation = 0;
 };
 
 enum class OpKind : std::uint8_t {
@@ -245,10 +250,12 @@ struct Op {
 
 class CallProgram {
  public:
-  void reset(Model model, std::uint16_t call, std::uint64_t event_seq) {
+  void reset(Model model, std::uint16_t call, std::uint64_t event_seq,
+             std::uint64_t call_site = 0) {
     model_ = model;
     call_ = call;
     event_seq_ = event_seq;
+    call_site_ = call_site;
     clocked_ = false;
     ops_.clear();
     notes_.clear();
@@ -256,6 +263,8 @@ class CallProgram {
   Model model() const { return model_; }
   std::uint16_t call() const { return call_; }
   std::uint64_t event_seq() const { return event_seq_; }
+  // The application's return address of the call (EventHeader::call_site).
+  std::uint64_t call_site() const { return call_site_; }
   bool clocked() const { return clocked_; }
   std::span<const Op> ops() const { return ops_; }
   // Notes for the analyses (vcx/analysis.h), handed to them after the
@@ -331,6 +340,7 @@ class CallProgram {
   Model model_{};
   std::uint16_t call_ = 0;
   std::uint64_t event_seq_ = 0;
+  std::uint64_t call_site_ = 0;
   bool clocked_ = false;
   std::vector<Op> ops_;  // capacity kept between events
   std::vector<std::uint8_t> notes_;  // likewise

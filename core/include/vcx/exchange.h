@@ -111,6 +111,33 @@ struct ClockedCall {
   std::span<const MessageEnd> messages;  // in the order the call's program took them
 };
 
+// A collective instance whose members did not all make the same call (kind,
+// root or operation differ: MPI 4.0, 6.14 requires every member to call the
+// same collectives in the same order). From the first such instance on a
+// group on, the exchange completes that group's collectives without their
+// edges at every member, so that no tool waits for a part that never comes.
+// Each member's observers hear once of its own call at that first instance
+// (again if an earlier one is found later): when the member completes it,
+// or, if it had completed it already, when it learns of the mismatch (from
+// the last kRecentCollectives it completed on the group).
+struct CollectiveMismatch {
+  static constexpr std::size_t kRecentCollectives = 64;
+  GroupId group{};
+  std::uint64_t instance = 0;     // the group's first mismatched instance
+  std::span<const Rank> members;  // the group's, in position order (empty if unknown)
+  // This member's call for the instance, as its translator described it:
+  CollectiveKind kind = CollectiveKind::AllToAll;
+  Rank root{};
+  std::uint16_t operation = 0;
+  Model model{};
+  const char* operation_name = "";  // the operation's call name ("" if 0)
+  // The call that completed it here (the collective itself, or the wait of
+  // a non-blocking one), with the application's return address.
+  const char* call_name = "";
+  std::uint64_t event_seq = 0;
+  std::uint64_t call_site = 0;
+};
+
 // A point-to-point signal (a message's clock) that reached this rank's tool.
 struct SignalArrival {
   Rank source{};
@@ -165,6 +192,8 @@ class ClockedCallObserver {
   // The rank's clock against rank 0's, at the start and at the end.
   virtual void on_clock_sync(const ClockSync& s) { (void)s; }
   virtual void on_signal(const SignalArrival& s) { (void)s; }
+  virtual bool wants_collective_mismatches() const { return false; }
+  virtual void on_collective_mismatch(const CollectiveMismatch& m) { (void)m; }
   // This rank's engine sent a signal (in program order, as it ran the call).
   virtual void on_signal_sent(Rank dst, QueueId queue, std::uint64_t position) {
     (void)dst;
@@ -218,6 +247,10 @@ class ExchangeEngine {
   virtual std::uint64_t clocked_calls() const = 0;
   // Lock acquisitions the application made under a lease, asking nobody.
   virtual std::uint64_t leased_acquisitions() const { return 0; }
+  // About every 100 ms while the tool watches where its rank is: an engine
+  // whose head program has waited since the last tick may ask its peers why
+  // (a collective whose members' calls differ: CollectiveMismatch).
+  virtual void on_tick() {}
 };
 
 }  // namespace vcx

@@ -97,6 +97,7 @@ void MpiTranslator::start_collective(Call call, const CommPtr& c, std::int32_t r
 
   CollectiveRef ref;
   ref.instance = instance;
+  ref.operation = operation_of(static_cast<std::uint16_t>(call));
   Role role;
   if (!c->inter) {
     ref.group = c->id;

@@ -134,6 +134,10 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   std::string comm_name(const CommData& c) const;
   // Collective `instance` on c is operation `call` (root: communicator rank).
   void note_collective(CommData& c, std::uint64_t instance, Call call, std::int32_t root);
+  // The operation a collective call is, for matching members' calls: a
+  // large-count form (MPI_Bcast_c) is its plain form's operation, listed
+  // right after it.
+  static std::uint16_t operation_of(std::uint16_t call);
   // The communicator of a handle, or null: a blocked call's arguments may be
   // the program's mistake (vcx reports those, never fails on them).
   const CommData* find_comm(std::uint64_t handle) const;

@@ -15,17 +15,14 @@ std::string rank_list(const std::vector<Rank>& ranks) {
   return s;
 }
 
-// The operation a collective call is, for matching members' calls: a
-// large-count form (MPI_Bcast_c) is its plain form's operation, listed
-// right after it.
-std::uint16_t operation_of(std::uint16_t call) {
+}  // namespace
+
+std::uint16_t MpiTranslator::operation_of(std::uint16_t call) {
   const std::string_view name = kCallNames[call];
   return name.size() > 2 && name.substr(name.size() - 2) == "_c"
              ? static_cast<std::uint16_t>(call - 1)
              : call;
 }
-
-}  // namespace
 
 void MpiTranslator::note_collective(CommData& c, std::uint64_t instance, Call call,
                                     std::int32_t root) {
