@@ -103,14 +103,15 @@ void watch(const ReportRequest& request, RunVerdict* out) {
   }
 }
 
-const AnalysisReporting kReporting = {&build_report, &watch};
+const AnalysisReporting kReporting = {&build_report, &watch, /*on_by_default=*/true};
 
 const PluginDescriptor kDescriptor = {
     kPluginAbiVersion,
     PluginKind::Module,
     "deadlock",
     "deadlocks: ranks blocked in calls that nothing can release any more, with each rank's call "
-    "and line; the run ends when one is certain",
+    "and line, the run ending when one is certain; and collectives whose members make "
+    "different calls",
     kOptions,
     &create,
     0,  // needs nothing of the run (no stalls)

@@ -69,10 +69,11 @@ def main() -> int:
                      args.program])
     expect(ok.returncode == 0, "a run with declared options fails", ok)
 
-    # race.dir is declared by an installed module this run does not load.
+    # race.dir is declared by an installed module this run does not load
+    # (it loads the engine and the deadlock analysis, on by default).
     r = run(base + ["--option", "race.dir=/nonexistent", "--", args.program])
     expect(r.returncode != 0 and "unknown option 'race.dir' (the plugins take: "
-           "vclock.diff-bytes, vclock.ahead)" in r.stderr,
+           "vclock.diff-bytes, vclock.ahead, deadlock.dir)" in r.stderr,
            "the tools do not refuse an option of a plugin they did not load", r)
 
     for p in problems:

@@ -114,16 +114,18 @@ TEST_CASE("launcher options: help wins over everything else", "[launcher]") {
   auto r = parse({"-n", "2", "app", "--help"});
   CHECK_FALSE(r.options.help);
   CHECK(r.ok());
-  const std::string text =
-      usage_text({"trace", "extra"}, {{"race", "data races"}, {"matches", "wildcard receives"}});
+  const std::string text = usage_text(
+      {"trace", "extra"},
+      {{"race", "data races", false}, {"matches", "wildcard receives", false}, {"dl", "dls", true}});
   for (const char* word : {"--trace", "--no-stall", "--modules", "--keep-session", "--verbose",
                            "-n", "64", "70", "127", "128+S", "VCX_START_TIMEOUT", "--version"})
     CHECK(text.find(word) != std::string::npos);
   // The help names the modules and the analyses installed, and no other.
   CHECK(text.find("installed for --modules: trace, extra") != std::string::npos);
   CHECK(text.find("--analysis") != std::string::npos);
-  CHECK(text.find("Analyses (--analysis):\n  race: data races\n  matches: wildcard receives\n") !=
-        std::string::npos);
+  CHECK(text.find("Analyses (--analysis):\n  race: data races\n  matches: wildcard receives\n"
+                  "  dl (on by default): dls\n") != std::string::npos);
+  CHECK(text.find("--no-analysis") != std::string::npos);
   CHECK(text.find("deadlock") == std::string::npos);
   CHECK(usage_text({}, {}).find("installed for --modules: none") != std::string::npos);
   CHECK(usage_text({}, {}).find("Analyses (--analysis):\n  none installed") != std::string::npos);
@@ -278,8 +280,17 @@ TEST_CASE("launcher options: analyses, their report and exit code", "[launcher]"
   auto both = parse({"--analysis", "matches,race", "--report", "out.json", "./app"});
   REQUIRE(both.ok());
   CHECK(both.options.analyses == std::vector<std::string>{"matches", "race"});
-  auto no_analysis = parse({"--report", "x.json", "./app"});
-  CHECK(no_analysis.error.find("--analysis") != std::string::npos);
+  // --report alone may write the findings of the analyses on by default
+  // (the plan knows them).
+  CHECK(parse({"--report", "x.json", "./app"}).ok());
+  auto off = parse({"--no-analysis", "deadlock", "--no-analysis", "x,deadlock", "./app"});
+  REQUIRE(off.ok());
+  CHECK(off.options.analyses_off == std::vector<std::string>{"deadlock", "x"});
+  CHECK(off.options.analyses.empty());
+  CHECK(parse({"--analysis", "deadlock", "--no-analysis", "deadlock", "./app"}).error ==
+        "--analysis and --no-analysis both name 'deadlock': leave out one of them");
+  CHECK(parse({"--no-analysis", "dead lock", "./app"}).error.find("is not an analysis name") !=
+        std::string::npos);
   auto bad_code = parse({"--analysis", "race", "--race-exit-code", "300", "./app"});
   CHECK(bad_code.error.find("0..255") != std::string::npos);
   auto code_alone = parse({"--race-exit-code", "3", "./app"});

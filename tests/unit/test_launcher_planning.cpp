@@ -55,6 +55,30 @@ TEST_CASE("planning: an MPI program under hydra", "[launcher][planning]") {
   CHECK(p.plan->options.program_args == std::vector<std::string>{"a", "b"});
 }
 
+TEST_CASE("planning: the analyses on by default", "[launcher][planning]") {
+  // The deadlock analysis runs unless --no-analysis leaves it out; its tools
+  // load it after the analyses asked for.
+  Planned p = plan({"-n", "2", "--analysis", "race", "/bin/true"});
+  REQUIRE(p.plan);
+  CHECK(p.plan->options.analyses == std::vector<std::string>{"race", "deadlock"});
+  CHECK(p.plan->options.analyses_by_default == std::vector<std::string>{"deadlock"});
+  CHECK(vcx::launcher::module_list(p.plan->options) ==
+        std::vector<std::string>{"race", "deadlock"});
+  // Asked for, it is no default: its report is said even when it is empty.
+  p = plan({"-n", "2", "--analysis", "deadlock", "/bin/true"});
+  REQUIRE(p.plan);
+  CHECK(p.plan->options.analyses == std::vector<std::string>{"deadlock"});
+  CHECK(p.plan->options.analyses_by_default.empty());
+  p = plan({"-n", "2", "--no-analysis", "deadlock", "/bin/true"});
+  REQUIRE(p.plan);
+  CHECK(p.plan->options.analyses.empty());
+  CHECK(vcx::launcher::module_list(p.plan->options).empty());
+  // --report alone writes the findings of those on by default.
+  p = plan({"-n", "2", "--report", "x.json", "/bin/true"});
+  REQUIRE(p.plan);
+  CHECK(p.plan->options.analyses == std::vector<std::string>{"deadlock"});
+}
+
 TEST_CASE("planning: what is refused before anything starts, and why", "[launcher][planning]") {
   vcx::test::TempDir dir;
   SECTION("a program that is not there") {
@@ -89,6 +113,25 @@ TEST_CASE("planning: what is refused before anything starts, and why", "[launche
     CHECK(p.exit_code == vcx::launcher::kExitUsage);
     CHECK(p.error ==
           "--analysis: there is no analysis 'deadlocks' (available: deadlock, matches, race)");
+  }
+  SECTION("--no-analysis of an analysis that is not there, or not on by default") {
+    Planned p = plan({"-n", "2", "--no-analysis", "deadlocks", "/bin/true"});
+    CHECK_FALSE(p.plan);
+    CHECK(p.exit_code == vcx::launcher::kExitUsage);
+    CHECK(p.error ==
+          "--no-analysis: there is no analysis 'deadlocks' (available: deadlock, matches, race)");
+    p = plan({"-n", "2", "--no-analysis", "race", "/bin/true"});
+    CHECK_FALSE(p.plan);
+    CHECK(p.error ==
+          "--no-analysis: the race analysis is not on by default (it runs only when --analysis "
+          "names it)");
+  }
+  SECTION("--report with every analysis left out") {
+    const Planned p = plan({"-n", "2", "--no-analysis", "deadlock", "--report", "x.json",
+                            "/bin/true"});
+    CHECK_FALSE(p.plan);
+    CHECK(p.error ==
+          "--report writes the findings of analyses: add one with --analysis (e.g. race)");
   }
   SECTION("a module that is no analysis") {
     const Planned p = plan({"-n", "2", "--analysis", "trace", "/bin/true"});

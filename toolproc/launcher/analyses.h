@@ -13,7 +13,10 @@ namespace vcx::launcher {
 // By name; a plugin that does not load is left out.
 std::vector<InstalledAnalysis> installed_analyses(const std::string& plugin_dir);
 
-// Whether `name` is one of them; if not, the error to show.
-std::string check_analyses(const std::vector<std::string>& names, const std::string& plugin_dir);
+// Checks the analyses --analysis and --no-analysis name against the
+// installed ones, and adds those on by default that --no-analysis does not
+// leave out (to options->analyses and options->analyses_by_default). Returns
+// the error to show, or "".
+std::string resolve_analyses(LaunchOptions* options, const std::string& plugin_dir);
 
 }  // namespace vcx::launcher

@@ -57,8 +57,11 @@ po::options_description settings_table() {
      "tool before it happens, so that waits merge it; off skips that (each such write then "
      "costs no round trip, and only annotations order flag waits)")
     ("analysis", po::value<std::vector<std::string>>()->composing()->value_name("a,b"),
-     "analyses to run, comma-separated (the installed ones are listed below); their report "
-     "goes to stderr at the end")
+     "further analyses to run, comma-separated (the installed ones are listed below, some on "
+     "by default); their report goes to stderr at the end")
+    ("no-analysis", po::value<std::vector<std::string>>()->composing()->value_name("a,b"),
+     "leave out analyses that run by default (those marked 'on by default' below), "
+     "comma-separated")
     ("report", po::value<std::string>()->value_name("FILE"),
      "also write the analyses' findings to FILE as JSON (docs/analyses.md)")
     ("force-match", po::value<std::vector<std::string>>()->composing()->value_name("R:I=S,..."),
@@ -148,7 +151,8 @@ std::string usage_text(const std::vector<std::string>& installed_modules,
       << "Analyses (--analysis):\n";
   if (installed_analyses.empty()) out << "  none installed\n";
   for (const InstalledAnalysis& a : installed_analyses)
-    out << "  " << a.name << ": " << a.description << "\n";
+    out << "  " << a.name << (a.on_by_default ? " (on by default)" : "") << ": " << a.description
+        << "\n";
   out << "\n"
       << "mpiexec's options:\n"
          "  -genv NAME VALUE and -env NAME VALUE set a variable for the application's ranks,\n"

@@ -537,14 +537,25 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
     if (std::find(o.analyses.begin(), o.analyses.end(), name) == o.analyses.end())
       o.analyses.push_back(name);
   }
+  for (const auto& name : names_of(vm, "no-analysis")) {
+    if (!valid_module_name(name)) {
+      r.error =
+          "--no-analysis: '" + name + "' is not an analysis name (letters, digits, '_', '-', '.')";
+      return r;
+    }
+    if (std::find(o.analyses.begin(), o.analyses.end(), name) != o.analyses.end()) {
+      r.error = "--analysis and --no-analysis both name '" + name + "': leave out one of them";
+      return r;
+    }
+    if (std::find(o.analyses_off.begin(), o.analyses_off.end(), name) == o.analyses_off.end())
+      o.analyses_off.push_back(name);
+  }
+  // Whether --report has analyses to write is known once the ones on by
+  // default are (make_plan).
   if (vm.count("report")) {
     o.report_file = vm["report"].as<std::string>();
     if (o.report_file->empty()) {
       r.error = "--report needs a file name";
-      return r;
-    }
-    if (o.analyses.empty()) {
-      r.error = "--report writes the findings of analyses: add one with --analysis (e.g. race)";
       return r;
     }
   }

@@ -59,6 +59,11 @@ struct LaunchOptions {
   std::vector<std::string> extra_modules;  // from --modules, in order, split at commas
   std::vector<std::string> plugin_options;  // --option KEY=VALUE, in order, for every tool
   std::vector<std::string> analyses;       // from --analysis, in order, split at commas
+  // --no-analysis: analyses on by default to leave out.
+  std::vector<std::string> analyses_off;
+  // The analyses make_plan added to `analyses` because they are on by
+  // default: their reports are said only when they found something.
+  std::vector<std::string> analyses_by_default;
   std::optional<std::string> report_file;  // --report FILE: the analyses' findings as JSON
   std::optional<int> race_exit_code;       // --race-exit-code N
   // --force-match R:I=S,... and --force-match-file F: rank R's wildcard
@@ -116,6 +121,7 @@ const char* launcher_name(LauncherKind k);
 struct InstalledAnalysis {
   std::string name;
   std::string description;
+  bool on_by_default = false;  // runs unless --no-analysis names it
 };
 
 std::string usage_text(const std::vector<std::string>& installed_modules,

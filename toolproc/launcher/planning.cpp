@@ -103,7 +103,7 @@ Planned make_plan(const LaunchOptions& options, const Environment& env, const st
                   "cannot tell where vcx-run is installed (/proc/self/exe is unreadable)");
   plan.paths = install_paths(bindir, env);
   if (auto err = check_install(plan.paths, env.get("PATH"))) return refuse(kExitToolFailure, *err);
-  if (auto err = check_analyses(plan.options.analyses, plan.paths.plugin_dir); !err.empty())
+  if (auto err = resolve_analyses(&plan.options, plan.paths.plugin_dir); !err.empty())
     return refuse(kExitUsage, err);
   if (auto err = check_modules(plan.options, plan.paths.plugin_dir))
     return refuse(kExitUsage, *err);

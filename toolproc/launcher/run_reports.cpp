@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
@@ -52,14 +53,23 @@ int report_analyses(const Plan& plan, const std::string& session_dir, int code) 
     hooks->build_report(ReportRequest{session_dir + "/" + name, o.nprocs}, &report);
     unload_plugin(plugin);
     for (const auto& p : report.problems) say(p);
-    std::fputs(report.text.c_str(), stderr);
+    nlohmann::json list = nlohmann::json::array();
     try {
-      const nlohmann::json list = nlohmann::json::parse(report.findings);
-      if (list.is_array()) findings.insert(findings.end(), list.begin(), list.end());
-      else say("the " + name + " analysis gave findings that are no JSON array");
+      list = nlohmann::json::parse(report.findings);
+      if (!list.is_array()) {
+        say("the " + name + " analysis gave findings that are no JSON array");
+        list = nlohmann::json::array();
+      }
     } catch (const std::exception& e) {
       say("the " + name + " analysis gave unreadable findings: " + e.what());
     }
+    // An analysis the user did not ask for speaks only when it found
+    // something.
+    const bool by_default = std::count(o.analyses_by_default.begin(),
+                                       o.analyses_by_default.end(), name) > 0;
+    if (!by_default || !list.empty() || report.counted > 0)
+      std::fputs(report.text.c_str(), stderr);
+    findings.insert(findings.end(), list.begin(), list.end());
     if (name == "race") races = report.counted;
   }
   std::fflush(stderr);

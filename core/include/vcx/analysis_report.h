@@ -49,6 +49,10 @@ struct AnalysisReporting {
   // what the tools write to request.dir and may write there too (what it
   // found, for build_report; requests the tools answer).
   void (*watch)(const ReportRequest& request, RunVerdict* out);
+  // Whether vcx-run runs it without being asked (vcx-run --no-analysis NAME
+  // leaves it out). Such an analysis must cost little and never report what
+  // is not there; its report is said only when it found something.
+  bool on_by_default = false;
 };
 
 }  // namespace vcx
