@@ -5,14 +5,16 @@ The first run takes rank 0's message first in both phases. Its two wildcard
 receives with an alternative are rank 2's #0 (phase 1, could take rank 1)
 and rank 1's #0 (phase 2, could take rank 2). Exploring must run exactly:
   - 1:0=2 with rank 2's two earlier receives pinned to their first-run
-    sources (they happened before rank 1's receive was posted): it hangs,
-    and the report says where each rank waits (rank 1 in MPI_Recv at the
-    program's line of the receive nobody answers);
+    sources (they happened before rank 1's receive was posted): it
+    deadlocks, and the deadlock analysis (on by default) says so, with rank
+    1 in MPI_Recv at the program's line of the receive nobody answers;
   - 2:0=1: the output differs;
   - on top of it (depth 2), 1:0=2 with rank 2's receives pinned to that
-    replay's sources: it hangs.
+    replay's sources: it deadlocks.
 Each reproducing line is then run: the one whose output differs shows it;
-a hanging one, sent SIGUSR1 as a user would, says where the ranks are.
+a deadlocking one ends with the deadlock's exit status and the same
+report; and with --no-analysis deadlock it hangs, and, sent SIGUSR1 as a
+user would, says where the ranks are.
 
   explore_paths.py --vcx-run PATH --program PATH --source explore_paths.c
 """
@@ -62,6 +64,15 @@ def check_where(text: str, hang_line: int, failures: list[str], what: str) -> No
         failures.append(f"{what}: neither a stack nor why there is none")
 
 
+def check_deadlock(text: str, hang_line: int, failures: list[str], what: str) -> None:
+    """Rank 1 waits in MPI_Recv at the hanging line for rank 0, which has finished."""
+    want = (f"rank 1 waits in MPI_Recv(source 0, tag 4, MPI_COMM_WORLD) at "
+            f"explore_paths.c:{hang_line} for rank 0, which has finished")
+    if not re.search(r"rank 1 waits in MPI_Recv\(source 0, tag 4, MPI_COMM_WORLD\) at \S*"
+                     rf"explore_paths\.c:{hang_line} for rank 0, which has finished", text):
+        failures.append(f"{what}: no '{want}'")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--vcx-run", required=True)
@@ -88,18 +99,19 @@ def main() -> int:
     found = re.findall(r"vcx explore: (.*) when (\S+); reproduce with:\n  vcx-run "
                        r"(--force-match \S+) (.*)\n", p.stderr)
     got = [(d, alt, line) for d, alt, line, _ in found]
-    want = [("did not finish (hung)", "1:0=2", "--force-match 2:0=0,2:1=1,1:0=2"),
+    want = [("deadlocked", "1:0=2", "--force-match 2:0=0,2:1=1,1:0=2"),
             ("output differs", "2:0=1", "--force-match 2:0=1"),
-            ("did not finish (hung)", "1:0=2", "--force-match 2:0=1,2:1=0,1:0=2")]
+            ("deadlocked", "1:0=2", "--force-match 2:0=1,2:1=0,1:0=2")]
     if got != want:
         failures.append(f"replays reported: {got}, expected {want}")
     if any("--explore" in rest for *_, rest in found):
         failures.append("a reproducing line keeps --explore")
-    hung_reports = p.stderr.split("where the ranks were:")[1:]
-    if len(hung_reports) != 2:
-        failures.append(f"{len(hung_reports)} hung replays say where the ranks were, not 2")
-    for i, text in enumerate(hung_reports):
-        check_where(text.split("vcx explore:")[0], hang_line, failures, f"hung replay {i + 1}")
+    deadlocks = p.stderr.split("  the deadlock:")[1:]
+    if len(deadlocks) != 2:
+        failures.append(f"{len(deadlocks)} deadlocked replays show their deadlock, not 2")
+    for i, text in enumerate(deadlocks):
+        check_deadlock(text.split("vcx explore:")[0], hang_line, failures,
+                       f"deadlocked replay {i + 1}")
 
     if found and got == want:
         rest = found[1][3].split()
@@ -107,8 +119,15 @@ def main() -> int:
                            text=True, timeout=args.timeout)
         if q.returncode != 0 or "phase 1: rank 2 got rank 1 first" not in q.stdout:
             failures.append(f"2:0=1 does not reproduce: exit {q.returncode}, {q.stdout!r}")
-        # The hanging line, asked where the ranks are with SIGUSR1, then stopped.
-        h = subprocess.Popen([args.vcx_run] + found[0][2].split() + found[0][3].split(),
+        d = subprocess.run([args.vcx_run] + found[0][2].split() + found[0][3].split(),
+                           capture_output=True, text=True, timeout=args.timeout)
+        if d.returncode != 65:
+            failures.append(f"the deadlocking line should exit 65, got {d.returncode}")
+        check_deadlock(d.stderr, hang_line, failures, "the deadlocking line")
+        # Without the deadlock analysis it hangs: asked where the ranks are
+        # with SIGUSR1, then stopped.
+        h = subprocess.Popen([args.vcx_run, "--no-analysis", "deadlock"] + found[0][2].split() +
+                             found[0][3].split(),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(5)
         h.send_signal(signal.SIGUSR1)
@@ -138,7 +157,8 @@ def main() -> int:
     for f in failures:
         print("FAIL: " + f)
     if not failures:
-        print("explore_paths: pinned replays, a hang with where the ranks were, depth 2")
+        print("explore_paths: pinned replays, deadlocks, a hang with where the ranks were, "
+              "depth 2")
     return 1 if failures else 0
 
 

@@ -11,8 +11,10 @@ barrier, takes rank 0's message in practice, and the program checks that.
      alternative now (MPI was told to take rank 2's message only), and
      neither has the other.
   3. A forced match that cannot happen (rank 1's second receive from rank 0,
-     which has sent its only message to the first) ends with a message
-     naming the forced receive within VCX_FORCE_MATCH_TIMEOUT, not a hang.
+     which has sent its only message to the first) is a deadlock the
+     deadlock analysis reports (exit status 65); without that analysis, it
+     ends with a message naming the forced receive within
+     VCX_FORCE_MATCH_TIMEOUT, not a hang.
   4. Malformed lines and ranks outside the run are refused at once.
   5. A forced list longer than an environment string may be (read from
      --force-match-file) is applied all the same.
@@ -87,6 +89,13 @@ def main() -> int:
                             f"{code}:\n{out}{err}")
 
         code, out, err = run([args.vcx_run, "-n", "3", "--force-match", "1:1=0", args.program],
+                             args.timeout, {"VCX_FORCE_MATCH_TIMEOUT": "30"})
+        if code != 65 or "vcx: deadlock: rank 1 waits" not in err or \
+                "for rank 0, which has finished" not in err:
+            failures.append(f"an impossible forced match should be reported as a deadlock "
+                            f"(exit 65); exit {code}:\n{out}{err}")
+        code, out, err = run([args.vcx_run, "-n", "3", "--no-analysis", "deadlock",
+                              "--force-match", "1:1=0", args.program],
                              args.timeout, {"VCX_FORCE_MATCH_TIMEOUT": "3"})
         if code == 0 or "made no MPI call for 3 s" not in err or "1:1=0" not in err:
             failures.append(f"an impossible forced match should end with the watchdog's "

@@ -73,6 +73,7 @@ struct Record {
 struct Outcome {
   ExitStatus status;
   bool hung = false;
+  bool deadlocked = false;  // the deadlock analysis ended it
   double seconds = 0;
   std::vector<std::string> output;  // stdout, lines sorted (ranks interleave)
   std::string stderr_text;
@@ -121,6 +122,19 @@ std::vector<Finding> read_findings(const std::string& report) {
     return std::tie(a.rank, a.index) < std::tie(b.rank, b.index);
   });
   return out;
+}
+
+// Whether the run's report has a deadlock (the deadlock analysis ended it).
+bool reports_deadlock(const std::string& report) {
+  std::ifstream in(report);
+  if (!in) return false;
+  try {
+    const json doc = json::parse(in);
+    for (const json& f : doc.value("findings", json::array()))
+      if (f.value("analysis", "") == "deadlock" && f.value("kind", "") == "deadlock") return true;
+  } catch (const std::exception&) {
+  }
+  return false;
 }
 
 // Reads <dir>/rank-<R>.txt ("p <index> <clock>", "d <index> <source> <k>"
@@ -225,10 +239,12 @@ std::string difference(const Outcome& first, const Outcome& r) {
   std::string d;
   if (r.hung) {
     d = "did not finish (hung)";
+  } else if (r.deadlocked) {
+    d = "deadlocked";
   } else if (r.status.shell_code() != first.status.shell_code()) {
     d = r.status.describe() + " instead of " + first.status.describe();
   }
-  if (!r.hung && r.output != first.output)
+  if (!r.hung && !r.deadlocked && r.output != first.output)
     d += std::string(d.empty() ? "" : "; ") + "output differs";
   return d;
 }
@@ -237,9 +253,22 @@ std::string difference(const Outcome& first, const Outcome& r) {
 // run, where its ranks were.
 std::string last_words(const std::string& stderr_text) {
   std::istringstream lines(stderr_text);
-  std::string keep, where;
-  bool in_where = false;
+  std::string keep, where, deadlock;
+  bool in_where = false, in_deadlock = false;
   for (std::string line; std::getline(lines, line);) {
+    // The deadlock analysis's finding: its first line, and the indented ones.
+    if (line.rfind("vcx: deadlock: ", 0) == 0) {
+      in_deadlock = true;
+      deadlock = "  " + line.substr(5);
+      continue;
+    }
+    if (in_deadlock) {
+      if (line.rfind("  ", 0) == 0) {
+        deadlock += "\n  " + line;
+        continue;
+      }
+      in_deadlock = false;
+    }
     if (line.find("vcx: where the ranks are") == 0) {
       in_where = true;
       where.clear();
@@ -259,6 +288,7 @@ std::string last_words(const std::string& stderr_text) {
         line.find("Fatal error") != std::string::npos)
       keep = line;
   }
+  if (!deadlock.empty()) return deadlock;
   return where.empty() ? keep : where;
 }
 
@@ -365,6 +395,7 @@ int explore(const std::vector<std::string>& args, const LaunchOptions& options,
     std::string difference;
     std::string last_words;
     bool replay_hung = false;
+    bool replay_deadlocked = false;
   };
   std::vector<Result> results;
   std::set<std::string> done;
@@ -380,10 +411,12 @@ int explore(const std::vector<std::string>& args, const LaunchOptions& options,
     std::fflush(stderr);
     const std::string base = dir + "/run-" + std::to_string(runs);
     std::ofstream(base + ".force") << line << '\n';
-    const Outcome o = run_once(self, {"--analysis", "matches", "--report", base + ".json",
-                                      "--force-match-file", base + ".force"},
-                               args, replay_env, base, deadline);
-    results.push_back(Result{r, difference(first, o), last_words(o.stderr_text), o.hung});
+    Outcome o = run_once(self, {"--analysis", "matches", "--report", base + ".json",
+                                "--force-match-file", base + ".force"},
+                         args, replay_env, base, deadline);
+    o.deadlocked = !o.hung && reports_deadlock(base + ".json");
+    results.push_back(
+        Result{r, difference(first, o), last_words(o.stderr_text), o.hung, o.deadlocked});
     if (r.depth < 2 && !o.hung) {
       const std::vector<Finding> next = read_findings(base + ".json");
       push_alternatives(next, read_record(base + ".record", next), &r);
@@ -429,7 +462,9 @@ int explore(const std::vector<std::string>& args, const LaunchOptions& options,
     std::fprintf(stderr, "vcx explore: %s when %s; reproduce with:\n  vcx-run %s%s\n",
                  x.difference.c_str(), force_line({x.replay.alternative}).c_str(),
                  forced.c_str(), program.c_str());
-    if (x.replay_hung && x.last_words.empty()) {
+    if (x.replay_deadlocked) {
+      std::fprintf(stderr, "  the deadlock:\n%s\n", x.last_words.c_str());
+    } else if (x.replay_hung && x.last_words.empty()) {
       std::fprintf(stderr, "  (vcx-run gave no answer on where the ranks were)\n");
     } else if (x.last_words.find('\n') != std::string::npos || x.replay_hung) {
       std::fprintf(stderr, "  where the ranks were:\n%s\n", x.last_words.c_str());
