@@ -8,6 +8,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "collective_mismatch.h"
 #include "deadlock_watch.h"
 #include "state_file.h"
 #include "vcx/analysis_report.h"
@@ -29,6 +30,14 @@ class DeadlockModule final : public Plugin, public ClockedCallObserver {
   ClockedCallObserver* observer() override { return this; }
   void on_clocked_call(const ClockedCall&) override {}
   bool wants_wait_states() const override { return true; }
+  bool wants_collective_mismatches() const override { return true; }
+
+  void on_collective_mismatch(const CollectiveMismatch& m) override {
+    const std::uint32_t rank = host_.rank().value;
+    write_maps(rank);
+    mismatches_.add(m);
+    write_file_atomically(mismatch_path(dir_, rank), mismatches_.text(), nullptr);
+  }
 
   void on_wait_state(const RankWait& w) override {
     const std::uint32_t rank = host_.rank().value;
@@ -41,14 +50,19 @@ class DeadlockModule final : public Plugin, public ClockedCallObserver {
     v.entered = w.entered;
     if (w.wait) v.wait = *w.wait;
     if (w.facts) v.facts = *w.facts;
-    if (w.status == RankWait::Status::Blocked && !maps_written_) {
-      maps_written_ = true;
-      write_file_atomically(maps_path(dir_, rank), host_.app_memory_map(), nullptr);
-    }
+    if (w.status == RankWait::Status::Blocked) write_maps(rank);
     write_file_atomically(state_path(dir_, rank), state_text(v, rank), nullptr);
   }
 
  private:
+  // The rank's memory map, for source lines: once, before the first record
+  // that has a return address.
+  void write_maps(std::uint32_t rank) {
+    if (maps_written_) return;
+    maps_written_ = true;
+    write_file_atomically(maps_path(dir_, rank), host_.app_memory_map(), nullptr);
+  }
+
   void answer_confirmation(std::uint32_t rank, std::uint64_t entered) {
     const std::optional<ConfirmRequest> c = parse_confirm(read_text(confirm_path(dir_)));
     if (!c || c->number <= answered_) return;
@@ -67,6 +81,7 @@ class DeadlockModule final : public Plugin, public ClockedCallObserver {
   std::string dir_;
   bool maps_written_ = false;
   std::uint64_t answered_ = 0;
+  MismatchRecords mismatches_;
 };
 
 const OptionSpec kOptions[] = {

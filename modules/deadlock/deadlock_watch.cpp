@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collective_mismatch.h"
 #include "state_file.h"
 #include "vcx/atomic_file.h"
 #include "vcx/symbolizer.h"
@@ -209,16 +210,31 @@ void watch_for_deadlock(const ReportRequest& request, RunVerdict* out) {
 }
 
 void build_deadlock_report(const ReportRequest& request, AnalysisReport* out) {
+  Lines lines(request.dir);
+  const MismatchFindings mismatches = mismatch_findings(
+      request.dir, request.ranks,
+      [&](std::uint32_t rank, std::uint64_t pc) { return lines.at(rank, pc); });
   const std::string text = read_text(found_path(request.dir));
-  if (text.empty()) {
-    out->text = "vcx: deadlock analysis: no deadlock\n";
-    return;
-  }
-  const json findings = json::parse(text);
+  json findings = text.empty() ? json::array() : json::parse(text);
+  const std::size_t deadlocks = findings.size(), mismatched = mismatches.findings.size();
+  for (const json& f : mismatches.findings) findings.push_back(f);
   out->findings = findings.dump();
   out->counted = findings.size();
-  out->text = "vcx: deadlock analysis: " + std::to_string(findings.size()) + " deadlock" +
-              (findings.size() == 1 ? "" : "s") + " (reported above)\n";
+  out->text = mismatches.text;
+  if (deadlocks == 0 && mismatched == 0) {
+    out->text += "vcx: deadlock analysis: no deadlock\n";
+    return;
+  }
+  std::string sum;
+  if (deadlocks > 0)
+    sum = std::to_string(deadlocks) + " deadlock" + (deadlocks == 1 ? "" : "s") +
+          " (reported above)";
+  else
+    sum = "no deadlock";
+  if (mismatched > 0)
+    sum += ", " + std::to_string(mismatched) + " collective mismatch" +
+           (mismatched == 1 ? "" : "es");
+  out->text += "vcx: deadlock analysis: " + sum + "\n";
 }
 
 }  // namespace vcx::deadlock

@@ -17,6 +17,13 @@ semantics, never computed by vcx):
     MPI library (a collective mismatch).
   * The expected deadlocked ranks are those marked, below N. A program
     without marks never deadlocks.
+  * A comment /* mismatch: RANKS */ on the line of a collective call says
+    that it is the ranks' call at the first collective whose members do not
+    all make the same call (MPI 4.0, 6.14): the report must have one
+    "collective-mismatch" finding with exactly the marked ranks below N,
+    each at its marked line. A program without such marks has none.
+  * A comment /* vcx-run-options: OPTIONS */ adds OPTIONS to vcx-run's
+    command line.
 
 Steps (each under --timeout seconds; on timeout the process tree is killed):
   1. a program without marks runs natively (mpiexec -n N) and must exit 0;
@@ -46,6 +53,8 @@ import tempfile
 import time
 
 MARK = re.compile(r"/\*\s*deadlock:\s*([^*]*)\*/")
+MISMATCH_MARK = re.compile(r"/\*\s*mismatch:\s*([^*]*)\*/")
+OPTIONS_MARK = re.compile(r"/\*\s*vcx-run-options:\s*([^*]*)\*/")
 EXIT_DEADLOCK = 65
 
 
@@ -53,13 +62,14 @@ class CaseFailure(Exception):
     pass
 
 
-def expected_lines(source: str, n: int) -> dict:
-    """world rank -> the set of "basename:line" it may stay blocked at."""
+def expected_lines(source: str, n: int, mark=MARK) -> dict:
+    """world rank -> the set of "basename:line" it may stay blocked at (or,
+    with MISMATCH_MARK, it calls the mismatched collective at)."""
     base = os.path.basename(source)
     out: dict = {}
     with open(source, encoding="utf-8") as f:
         for number, text in enumerate(f, start=1):
-            m = MARK.search(text)
+            m = mark.search(text)
             if not m:
                 continue
             ranks = set()
@@ -115,6 +125,9 @@ def check(args, work) -> None:
             raise CaseFailure(f"the program fails natively (exit {code}):\n{err}")
     report = os.path.join(work, "report.json")
     cmd = [args.vcx_run, "--analysis", "deadlock", "--report", report]
+    with open(args.source, encoding="utf-8") as f:
+        for m in OPTIONS_MARK.finditer(f.read()):
+            cmd += m.group(1).split()
     if args.stall:
         cmd += ["--stall", args.stall]
     cmd += ["-n", str(args.n), args.program]
@@ -124,7 +137,12 @@ def check(args, work) -> None:
                "VCX_CHAOS_SEED": str(args.chaos_seed)}
     code, err = run_step("tool", cmd, work, args.timeout, env)
     with open(report, encoding="utf-8") as f:
-        findings = [x for x in json.load(f)["findings"] if x.get("analysis") == "deadlock"]
+        mine = [x for x in json.load(f)["findings"] if x.get("analysis") == "deadlock"]
+    findings = [x for x in mine if x.get("kind") == "deadlock"]
+    mismatches = [x for x in mine if x.get("kind") == "collective-mismatch"]
+    if len(findings) + len(mismatches) != len(mine):
+        raise CaseFailure(f"findings of unknown kinds: {mine}")
+    check_mismatch(args, mismatches, err)
     if not expected:
         if code != 0 or findings or "vcx: deadlock:" in err:
             raise CaseFailure(f"a program that never deadlocks: exit {code}, findings "
@@ -150,6 +168,31 @@ def check(args, work) -> None:
         problems.append("stderr has no 'vcx: deadlock:' report")
     if problems:
         raise CaseFailure("\n".join(problems) + f"\nfindings: {json.dumps(findings)}\n{err}")
+
+
+def check_mismatch(args, mismatches, err) -> None:
+    expected = expected_lines(args.source, args.n, MISMATCH_MARK)
+    if not expected:
+        if mismatches or "vcx: collective mismatch:" in err:
+            raise CaseFailure(f"no collective mismatch expected, reported {mismatches}\n{err}")
+        return
+    problems = []
+    if len(mismatches) != 1:
+        problems.append(f"{len(mismatches)} collective-mismatch findings, expected 1")
+    else:
+        calls = {c["rank"]: c for c in mismatches[0]["calls"]}
+        if set(calls) != set(expected):
+            problems.append(f"mismatch calls of ranks {sorted(calls)}, expected "
+                            f"{sorted(expected)}")
+        for rank, call in calls.items():
+            at = os.path.basename(call.get("at", "")) if call.get("at") else ""
+            if rank in expected and at not in expected[rank]:
+                problems.append(f"rank {rank}'s mismatched call reported at "
+                                f"'{call.get('at')}', expected one of {sorted(expected[rank])}")
+    if "vcx: collective mismatch:" not in err:
+        problems.append("stderr has no 'vcx: collective mismatch:' report")
+    if problems:
+        raise CaseFailure("\n".join(problems) + f"\nfindings: {json.dumps(mismatches)}\n{err}")
 
 
 def main() -> int:

@@ -11,10 +11,10 @@ int main(int argc, char** argv) {
   int rank, x = 1, y = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) {
-    MPI_Barrier(MPI_COMM_WORLD); /* deadlock: 0 */
+    MPI_Barrier(MPI_COMM_WORLD); /* deadlock: 0 */ /* mismatch: 0 */
     MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   } else {
-    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* deadlock: rest */
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* deadlock: rest */ /* mismatch: rest */
     MPI_Barrier(MPI_COMM_WORLD); /* deadlock: rest */
   }
   MPI_Finalize();
