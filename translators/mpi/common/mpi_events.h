@@ -56,6 +56,7 @@ namespace vcx::mpi {
   X(Request_free, RequestFree, None) \
   X(Mprobe, Mprobe, None) \
   X(Improbe, Mprobe, None) \
+  X(Probe, Mprobe, None) /* no event: only the blocked-call slot */ \
   X(Mrecv, Mrecv, None) \
   X(Mrecv_c, Mrecv, None) \
   X(Imrecv, Mrecv, None) \

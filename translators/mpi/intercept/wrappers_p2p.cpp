@@ -140,6 +140,21 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Sta
   return rc;
 }
 
+// A probe sends no event (it changes no clock); while it waits, the rank's
+// tool knows what for (the deadlock analysis).
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  Runtime& rt = runtime();
+  if (!rt.active()) return PMPI_Probe(source, tag, comm, status);
+  vcx::mpi::MprobeEvent waits{};
+  waits.comm = comm_handle(comm);
+  waits.source = event_rank(source);
+  waits.tag = event_tag(tag);
+  waits.pc = reinterpret_cast<std::uint64_t>(VCX_CALLER());
+  const BlockedScope blocked(rt, Call::Probe, waits, waits.pc);
+  if (!rt.yields()) return PMPI_Probe(source, tag, comm, status);
+  return test_yielding([&](int* flag) { return PMPI_Iprobe(source, tag, comm, flag, status); });
+}
+
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
                 MPI_Status* status) {
   const vcx::intercept::CallEntry entered;  // the event is sent after the call
