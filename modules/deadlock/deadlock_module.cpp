@@ -46,6 +46,7 @@ class DeadlockModule final : public Plugin, public ClockedCallObserver {
       return;
     }
     RankView v;
+    v.pid = host_.app_pid();
     v.status = w.status;
     v.entered = w.entered;
     if (w.wait) v.wait = *w.wait;

@@ -203,10 +203,11 @@ void watch_for_deadlock(const ReportRequest& request, RunVerdict* out) {
   const json finding = finding_of(*d, views, lines);
   write_file_atomically(found_path(request.dir), json::array({finding}).dump(), nullptr);
   out->stop = true;
+  for (const StuckRank& s : d->ranks)
+    out->processes.emplace_back(s.rank.value, views[s.rank.value].pid);
   out->exit_status = kExitDeadlock;
   out->why = "a deadlock";
-  out->text = finding_text(finding) +
-              "vcx: ending the run (exit status " + std::to_string(kExitDeadlock) + ")\n";
+  out->text = finding_text(finding);
 }
 
 void build_deadlock_report(const ReportRequest& request, AnalysisReport* out) {

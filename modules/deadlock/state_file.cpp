@@ -71,7 +71,7 @@ std::string confirmed_path(const std::string& dir, std::uint32_t rank) {
 std::string found_path(const std::string& dir) { return dir + "/found.json"; }
 
 std::string state_text(const RankView& v, std::uint32_t rank) {
-  json j{{"rank", rank}, {"status", status_name(v.status)}};
+  json j{{"rank", rank}, {"status", status_name(v.status)}, {"pid", v.pid}};
   if (v.status == RankWait::Status::Blocked) {
     j["entered"] = v.entered;
     j["call"] = v.wait.call;
@@ -111,6 +111,7 @@ std::optional<RankView> parse_state(const std::string& text) {
     v.status = status == "blocked"    ? RankWait::Status::Blocked
                : status == "finished" ? RankWait::Status::Finished
                                       : RankWait::Status::Running;
+    v.pid = j.value("pid", 0);
     if (v.status == RankWait::Status::Blocked) {
       v.entered = j.at("entered").get<std::uint64_t>();
       v.wait.call = j.at("call").get<std::string>();

@@ -34,6 +34,7 @@ struct RankView {
   std::uint64_t entered = 0;  // Blocked: the slot entry it is in
   WaitState wait;             // Blocked
   WaitFacts facts;            // Blocked, Finished
+  std::int32_t pid = 0;       // the application process, 0 if unknown
 };
 
 // One deadlocked rank: whom it waits for among the ranks that cannot go on

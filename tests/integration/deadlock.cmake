@@ -47,3 +47,12 @@ foreach(name IN LISTS VCX_DEADLOCK_PROGRAMS)
       LABELS "deadlock" TIMEOUT 100 PROCESSORS ${procs})
   endforeach()
 endforeach()
+
+# --leave-stopped: the deadlocked processes are left for a debugger, with
+# their pids, until Ctrl-C ends the run (deadlock_leave_stopped.py).
+get_property(ring GLOBAL PROPERTY VCX_DEADLOCK_PROGRAM_FILE_deadlock_recv_ring)
+add_test(NAME deadlock.leave_stopped.n2
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/deadlock_leave_stopped.py
+                 --vcx-run $<TARGET_FILE:vcx-run> --program ${ring} -n 2 --timeout 40)
+set_tests_properties(deadlock.leave_stopped.n2 PROPERTIES
+  LABELS "deadlock" TIMEOUT 100 PROCESSORS 4)

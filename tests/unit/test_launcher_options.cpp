@@ -283,6 +283,8 @@ TEST_CASE("launcher options: analyses, their report and exit code", "[launcher]"
   // --report alone may write the findings of the analyses on by default
   // (the plan knows them).
   CHECK(parse({"--report", "x.json", "./app"}).ok());
+  CHECK(parse({"--leave-stopped", "./app"}).options.leave_stopped);
+  CHECK_FALSE(parse({"./app"}).options.leave_stopped);
   auto off = parse({"--no-analysis", "deadlock", "--no-analysis", "x,deadlock", "./app"});
   REQUIRE(off.ok());
   CHECK(off.options.analyses_off == std::vector<std::string>{"deadlock", "x"});

@@ -100,6 +100,9 @@ po::options_description settings_table() {
     ("launcher-args", po::value<std::string>()->value_name("'ARGS'"),
      "further options for the application job's starter (mpiexec, srun or oshrun), split "
      "at spaces, e.g. --launcher-args '-iface eth0'")
+    ("leave-stopped", po::bool_switch(),
+     "when an analysis would end the run (it found the program stuck), leave its processes "
+     "as they are and print their pids, for a debugger; Ctrl-C then ends the run")
     ("keep-session", po::bool_switch(),
      "keep the session directory (sockets, statistics) and print its path")
     ("verbose,v", po::bool_switch(), "print the commands started and a summary at the end");

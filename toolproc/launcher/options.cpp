@@ -144,7 +144,8 @@ std::vector<std::string> names_of(const po::variables_map& vm, const char* optio
 namespace {
 
 bool is_bool_key(const std::string& key) {
-  return key == "no-stall" || key == "keep-session" || key == "verbose";
+  return key == "no-stall" || key == "keep-session" || key == "verbose" ||
+         key == "leave-stopped";
 }
 
 // VCX_<NAME> variables naming a setting, as parsed options. Other VCX_*
@@ -393,6 +394,7 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const Envir
     if (!waits || set_by_config("stall")) o.stall = session::Stall::Never;
   }
   o.keep_session = vm["keep-session"].as<bool>();
+  o.leave_stopped = vm["leave-stopped"].as<bool>();
   o.verbose = vm["verbose"].as<bool>();
   o.dry_run = vm.count("dry-run") && vm["dry-run"].as<bool>();
 

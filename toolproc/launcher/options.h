@@ -51,6 +51,9 @@ struct LaunchOptions {
   // application to wait at every wait).
   session::Stall stall = session::Stall::Auto;
   bool keep_session = false;
+  // When an analysis ends the run (a deadlock): leave its processes as they
+  // are and print their pids, until the user interrupts vcx-run.
+  bool leave_stopped = false;
   bool verbose = false;
   bool help = false;
   bool help_plugins = false;  // --help-plugins: list the plugins and their options

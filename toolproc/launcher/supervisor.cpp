@@ -46,6 +46,19 @@ const EndingCalls& ending_calls(ProgramModel model) {
   }
 }
 
+// --leave-stopped: what is left running, and how to end it.
+std::string left_stopped_text(const RunVerdict& v) {
+  std::string who;
+  for (std::size_t i = 0; i < v.processes.size(); ++i) {
+    const auto& [rank, pid] = v.processes[i];
+    who += (i == 0 ? "" : i + 1 == v.processes.size() ? " and " : ", ");
+    who += "rank " + std::to_string(rank) +
+           (pid > 0 ? " is pid " + std::to_string(pid) : std::string(" (pid unknown)"));
+  }
+  return "the run is left as it is (--leave-stopped)" + (who.empty() ? "" : ": " + who) +
+         "; attach a debugger (gdb -p PID), then end the run with Ctrl-C";
+}
+
 milliseconds until(Clock::time_point now, Clock::time_point then) {
   if (then <= now) return milliseconds(0);
   // Round up: waking just before the deadline would only loop once more.
@@ -233,9 +246,15 @@ class Supervisor {
           analysis_ended_why_ = v->why;
           write_file_atomically(session::file(session_.dir(), session::kRunEnded), v->why + "\n",
                                 nullptr);
-          if (app_.running()) app_.signal_group(SIGTERM);
-          if (tool_.running()) tool_.signal_group(SIGTERM);
-          force_kill_at = now + plan_.timeouts.interrupt_grace;
+          if (plan_.options.leave_stopped) {
+            // For a debugger: nothing is ended until the user interrupts.
+            say(left_stopped_text(*v));
+          } else {
+            say("ending the run (exit status " + std::to_string(v->exit_status) + ")");
+            if (app_.running()) app_.signal_group(SIGTERM);
+            if (tool_.running()) tool_.signal_group(SIGTERM);
+            force_kill_at = now + plan_.timeouts.interrupt_grace;
+          }
         }
 
       if (app_done && !tool_done) {

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,9 @@ struct RunVerdict {
   int exit_status = 0;      // vcx-run's exit status then
   std::string text;         // for the user (stderr), said at once
   std::string why;          // in a few words, for vcx-run's last lines ("a deadlock")
+  // The application processes involved (rank, pid; pid 0 if unknown), for
+  // a debugger (vcx-run --leave-stopped).
+  std::vector<std::pair<std::uint32_t, std::int32_t>> processes;
 };
 
 // vcx-run --help lists an analysis with its descriptor's description.
