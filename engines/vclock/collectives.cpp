@@ -20,10 +20,14 @@ bool Collectives::add_group(GroupId id, std::span<const Rank> members, std::uint
   }
   if (second_side >= members.size()) second_side = 0;
   Group& g = it->second;
+  // A mismatch found before the group was known here: its members are told
+  // now (below, once they are known).
+  const auto found = mismatched_from_.find(id);
   g.members.assign(members.begin(), members.end());
   g.second_side = second_side;
   for (std::size_t i = 0; i < g.members.size(); ++i)
     if (g.members[i] == self_) g.self_pos = static_cast<std::int64_t>(i);
+  if (found != mismatched_from_.end()) tell_mismatch(g, id, found->second);
   return true;
 }
 
@@ -122,14 +126,18 @@ void Collectives::mark_mismatched(GroupId group, std::uint64_t from, bool tell_m
   });
   send_waiting_ahead();
   const auto git = groups_.find(group);
-  if (!tell_members || git == groups_.end()) return;
+  if (tell_members && git != groups_.end()) tell_mismatch(git->second, group, from);
+}
+
+void Collectives::tell_mismatch(const Group& g, GroupId group, std::uint64_t from) {
   CollHeader h{};
   h.type = MsgType::CollMismatch;
   h.group = group.value;
   h.instance = from;
+  // Aside: the zero clock leaves the pairs' differential baselines alone.
   const PooledClock zero = pool_.take_zeroed();
-  for (const Rank m : git->second.members)
-    if (m != self_) out_.send_coll(m, h, zero.data(), false);
+  for (const Rank m : g.members)
+    if (m != self_) out_.send_coll(m, h, zero.data(), true);
 }
 
 PooledClock& Collectives::up_of(State& st) {
@@ -208,7 +216,7 @@ void Collectives::probe(const CollectiveRef& c) {
   h.root = c.root.value;
   h.operation = c.operation;
   const PooledClock zero = pool_.take_zeroed();
-  out_.send_coll(first, h, zero.data(), false);
+  out_.send_coll(first, h, zero.data(), true);
 }
 
 bool Collectives::note_own_view(const CollectiveRef& c) {
@@ -216,8 +224,7 @@ bool Collectives::note_own_view(const CollectiveRef& c) {
   if (git == groups_.end()) return true;
   Group& g = git->second;
   const View mine{c.kind, c.root, c.operation};
-  if (c.instance > g.last_contributed) {
-    g.last_contributed = c.instance;
+  if (!own_view(g, c.instance)) {
     g.recent.emplace_back(c.instance, mine);
     if (g.recent.size() > kRecentViews) g.recent.pop_front();
   }
@@ -233,21 +240,23 @@ bool Collectives::note_own_view(const CollectiveRef& c) {
 
 void Collectives::on_probe(const Key& key, const View& theirs) {
   const auto git = groups_.find(key.group);
-  if (git == groups_.end() || key.instance > git->second.last_contributed) {
-    // Not here yet: compared when this member contributes (note_own_view),
-    // and with the other probes meanwhile.
-    auto [it, inserted] = probes_.try_emplace(key, theirs);
-    if (inserted || it->second.same(theirs)) return;
-    probes_.erase(it);
-    if (git != groups_.end()) mark_mismatched(key.group, key.instance, true);
+  const View* mine = git == groups_.end() ? nullptr : own_view(git->second, key.instance);
+  if (mine) {
+    if (!mine->same(theirs)) mark_mismatched(key.group, key.instance, true);
     return;
   }
-  if (const View* mine = own_view(git->second, key.instance); mine && !mine->same(theirs))
-    mark_mismatched(key.group, key.instance, true);
+  // Not here yet (or long ago): compared when this member contributes
+  // (note_own_view), and with the other probes meanwhile. Two that differ
+  // make a mismatch even before the group is known here (add_group then
+  // tells its members).
+  auto [it, inserted] = probes_.try_emplace(key, theirs);
+  if (inserted || it->second.same(theirs)) return;
+  probes_.erase(it);
+  mark_mismatched(key.group, key.instance, true);
 }
 
 const Collectives::View* Collectives::own_view(const Group& g, std::uint64_t instance) {
-  for (auto it = g.recent.rbegin(); it != g.recent.rend() && it->first >= instance; ++it)
+  for (auto it = g.recent.rbegin(); it != g.recent.rend(); ++it)
     if (it->first == instance) return &it->second;
   return nullptr;
 }

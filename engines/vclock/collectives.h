@@ -108,10 +108,10 @@ class Collectives {
     std::int64_t self_pos = -1;
     std::uint32_t second_side = 0;  // first position of the second side, 0 if none
     // This member's calls of the last kRecentViews instances it contributed
-    // to (in increasing order): for messages that come after its own state
-    // for the instance went, and for the probes of the others.
+    // to, in the order it did (persistent collectives' instances need not
+    // increase): for messages that come after its own state for the
+    // instance went, and for the probes of the others.
     std::deque<std::pair<std::uint64_t, View>> recent;
-    std::uint64_t last_contributed = 0;
   };
   static constexpr std::size_t kRecentViews = 64;
   // The part of the group one phase runs over: positions [base, base+size),
@@ -154,6 +154,7 @@ class Collectives {
   bool agrees(const Key& key, const State& st, CollectiveKind kind, Rank root,
               std::uint16_t operation);
   void mark_mismatched(GroupId group, std::uint64_t from, bool tell_members);
+  void tell_mismatch(const Group& g, GroupId group, std::uint64_t from);
   // This member's own call for `c`; the first member compares it with the
   // probes that came before it. False when they differ.
   bool note_own_view(const CollectiveRef& c);

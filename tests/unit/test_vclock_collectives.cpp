@@ -792,3 +792,49 @@ TEST_CASE("vclock collectives: members whose calls differ", "[vclock][collective
         }
       }
 }
+
+// Probes reach the group's first member (collectives.h, probe). Its own
+// calls are kept in the order it made them, so a persistent collective's
+// instance (top bit set) on the group does not hide later ones; and two
+// probes that differ make a mismatch even before the first member knows
+// the group, its members told once it does.
+TEST_CASE("vclock collectives: probes to the first member", "[vclock][collectives]") {
+  const GroupId g{91};
+  const std::vector<Rank> members{Rank{0}, Rank{1}, Rank{2}};
+  std::mt19937 rng(3);
+  auto ref = [&](std::uint64_t instance, CollectiveKind kind, std::uint16_t op) {
+    return CollectiveRef{g, instance, kind, Rank{0}, op};
+  };
+  auto contribute = [&](Net& net, std::uint32_t r, const CollectiveRef& c) {
+    Op op;
+    op.kind = OpKind::CollectiveContribute;
+    op.collective = c;
+    net.at(r).contribute(op, Values(3, 0));
+  };
+
+  SECTION("after a persistent collective") {
+    Net net(3);
+    for (std::uint32_t r = 0; r < 3; ++r) net.at(r).add_group(g, members, 0);
+    const std::uint64_t persistent = (std::uint64_t{1} << 63) | (std::uint64_t{1} << 32) | 1;
+    for (std::uint32_t r = 0; r < 3; ++r)
+      contribute(net, r, ref(persistent, CollectiveKind::AllToAll, 5));
+    net.drain(rng);
+    contribute(net, 0, ref(2, CollectiveKind::AllToAll, 7));  // the first member
+    net.at(1).probe(ref(2, CollectiveKind::OneToAll, 9));      // another call
+    net.drain(rng);
+    for (std::uint32_t r = 0; r < 3; ++r) CHECK(net.at(r).first_mismatch(g) == 2);
+  }
+  SECTION("before the first member knows the group") {
+    Net net(3);
+    net.at(1).add_group(g, members, 0);
+    net.at(2).add_group(g, members, 0);
+    net.at(1).probe(ref(1, CollectiveKind::AllToAll, 7));
+    net.at(2).probe(ref(1, CollectiveKind::OneToAll, 9));
+    net.drain(rng);
+    CHECK(net.at(0).first_mismatch(g) == 1);
+    CHECK(net.at(1).first_mismatch(g) == 0);  // not told yet
+    net.at(0).add_group(g, members, 0);
+    net.drain(rng);
+    for (std::uint32_t r = 0; r < 3; ++r) CHECK(net.at(r).first_mismatch(g) == 1);
+  }
+}
