@@ -28,6 +28,11 @@ VclockEngine::VclockEngine(ToolHost& host, PeerTransport& transport, Rank self,
                            on_message(src, bytes);
                          });
   contribute_ahead_ = option_switch(host.options(), kVclockOptions, "vclock.ahead");
+  // Ticks come every 100 ms; a wait seen at `probe_ticks_` ticks in a row
+  // has lasted at least (probe_ticks_ - 1) * 100 ms.
+  const std::uint64_t probe_ms = option_count(host.options(), kVclockOptions, "vclock.probe-ms");
+  probe_ticks_ =
+      probe_ms == 0 ? 0 : static_cast<unsigned>(std::min<std::uint64_t>(probe_ms / 100, 1000)) + 1;
   dependent_peers_.assign(width, 0);
 }
 
@@ -236,7 +241,7 @@ void VclockEngine::on_tick() {
     probed_ = CollectiveRef{c.group, c.instance};
     ticks_waiting_ = 0;
   }
-  if (++ticks_waiting_ == 2) collectives_.probe(c);
+  if (probe_ticks_ != 0 && ++ticks_waiting_ == probe_ticks_) collectives_.probe(c);
 }
 
 void VclockEngine::report_new_mismatches() {

@@ -231,6 +231,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   std::optional<CollectiveRef> waiting_collective_;
   CollectiveRef probed_{};
   unsigned ticks_waiting_ = 0;
+  unsigned probe_ticks_ = 3;  // vclock.probe-ms; 0: never
   std::vector<std::uint8_t> notes_;  // the queued programs' notes, in queue order
   std::size_t notes_head_ = 0;       // where the head program's notes start in notes_
 };

@@ -18,6 +18,12 @@ inline constexpr OptionSpec kVclockOptions[] = {
      "trip each; 0: when the engine reaches the call (for comparison); the clocks are the "
      "same",
      OptionKind::Switch},
+    {"vclock.probe-ms", "200",
+     "how long a collective's completion waits before its tool asks the group's first member "
+     "whether every member makes the same call (a collective mismatch would leave it waiting "
+     "for ever), in ms, rounded to the tools' 100 ms ticks; 0: never ask (then the tool sends "
+     "only the messages of the calls themselves)",
+     OptionKind::Count},
     {nullptr, nullptr, nullptr},
 };
 
