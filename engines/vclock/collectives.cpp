@@ -224,10 +224,9 @@ bool Collectives::note_own_view(const CollectiveRef& c) {
   if (git == groups_.end()) return true;
   Group& g = git->second;
   const View mine{c.kind, c.root, c.operation};
-  if (!own_view(g, c.instance)) {
-    g.recent.emplace_back(c.instance, mine);
-    if (g.recent.size() > kRecentViews) g.recent.pop_front();
-  }
+  // The engine contributes to each instance once.
+  g.recent.emplace_back(c.instance, mine);
+  if (g.recent.size() > kRecentViews) g.recent.pop_front();
   if (probes_.empty()) return true;
   const auto it = probes_.find(Key{c.group, c.instance});
   if (it == probes_.end()) return true;

@@ -76,6 +76,7 @@ class Collectives {
   // The groups found mismatched, or with an earlier first instance, since
   // the last call.
   std::vector<GroupId> take_new_mismatches() { return std::exchange(new_mismatches_, {}); }
+  bool has_new_mismatches() const { return !new_mismatches_.empty(); }
 
   std::size_t live() const { return states_.size(); }
 

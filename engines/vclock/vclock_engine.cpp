@@ -245,6 +245,7 @@ void VclockEngine::on_tick() {
 }
 
 void VclockEngine::report_new_mismatches() {
+  if (!collectives_.has_new_mismatches()) return;
   for (const GroupId g : collectives_.take_new_mismatches()) {
     const std::uint64_t first = collectives_.first_mismatch(g);
     const auto it = recent_collectives_.find(g);

@@ -24,14 +24,6 @@ bool rooted(CollectiveKind k) {
   return k == CollectiveKind::OneToAll || k == CollectiveKind::AllToOne;
 }
 
-std::string rank_words(const std::vector<std::uint32_t>& ranks) {
-  std::string s;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (i > 0) s += i + 1 == ranks.size() ? " and " : ", ";
-    s += std::to_string(ranks[i]);
-  }
-  return s;
-}
 
 std::string ordinal(std::uint64_t n) {
   const std::uint64_t tens = n % 100, ones = n % 10;
@@ -107,8 +99,8 @@ MismatchFindings mismatch_findings(const std::string& dir, int ranks, const Line
   for (auto& [id, g] : groups) {
     json calls = json::array();
     for (auto& [rank, c] : g.calls) calls.push_back(c);
-    std::vector<std::uint32_t> members;
-    for (const json& m : g.members) members.push_back(m.get<std::uint32_t>());
+    std::vector<Rank> members;
+    for (const json& m : g.members) members.push_back(Rank{m.get<std::uint32_t>()});
     json f{{"analysis", "deadlock"}, {"kind", "collective-mismatch"}, {"group", id},
            {"members", g.members}, {"instance", g.first}, {"calls", calls}};
     out.findings.push_back(f);

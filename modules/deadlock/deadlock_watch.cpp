@@ -71,14 +71,6 @@ class Lines {
   std::map<std::uint32_t, std::unique_ptr<Symbolizer>> symbolizers_;
 };
 
-std::string rank_words(const std::vector<Rank>& ranks) {
-  std::string s;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (i > 0) s += i + 1 == ranks.size() ? " and " : ", ";
-    s += std::to_string(ranks[i].value);
-  }
-  return s;
-}
 
 // The finding as JSON, and its text.
 json finding_of(const Deadlock& d, const std::vector<RankView>& views, Lines& lines) {

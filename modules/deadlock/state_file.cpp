@@ -70,6 +70,16 @@ std::string confirmed_path(const std::string& dir, std::uint32_t rank) {
 }
 std::string found_path(const std::string& dir) { return dir + "/found.json"; }
 
+std::string rank_words(const std::vector<Rank>& ranks) {
+  std::string s;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i > 0) s += i + 1 == ranks.size() ? " and " : ", ";
+    s += std::to_string(ranks[i].value);
+  }
+  return s;
+}
+
+
 std::string state_text(const RankView& v, std::uint32_t rank) {
   json j{{"rank", rank}, {"status", status_name(v.status)}, {"pid", v.pid}};
   if (v.status == RankWait::Status::Blocked) {

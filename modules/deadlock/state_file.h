@@ -27,6 +27,9 @@ std::string confirmed_path(const std::string& dir, std::uint32_t rank);
 // What vcx-run found, for the report at the end.
 std::string found_path(const std::string& dir);
 
+// "0", "0 and 1", "0, 1 and 2".
+std::string rank_words(const std::vector<Rank>& ranks);
+
 // A whole file's text, "" when it cannot be read (not written yet).
 std::string read_text(const std::string& path);
 
