@@ -20,8 +20,9 @@ SendToken PointToPoint::reserve_send(Rank dst, QueueId queue) {
   return SendToken{dst, queue, ++*slot.next};
 }
 
-ReceiveToken PointToPoint::new_receive(bool answers_synchronous) {
+ReceiveToken PointToPoint::new_receive(bool answers_synchronous, ReceivePosting posted) {
   const std::uint64_t t = receives_.create();
+  receives_.get(t)->posted = posted;
   // Without an answer to give, the receive needs no snapshot.
   if (!answers_synchronous) receives_.get(t)->snapshot_taken = true;
   return ReceiveToken{t};
@@ -225,7 +226,7 @@ bool PointToPoint::wait(std::uint64_t token, VectorClock& clock, Matched& matche
   s.clock.reset();
   s.merged = true;
   r->merged = true;
-  matched = Matched{true, r->key.peer, r->key.queue, r->pos};
+  matched = Matched{true, r->key.peer, r->key.queue, r->pos, r->posted};
   trim(q);
   maybe_release_receive(token);
   return true;

@@ -38,13 +38,19 @@
 
 namespace vcx::vclock {
 
+// Where the rank posted a receive: MessageEnd::posted_after, posted_after_waits.
+struct ReceivePosting {
+  std::uint64_t after = 0;
+  std::uint32_t waits = 0;
+};
+
 class PointToPoint {
  public:
   PointToPoint(ClockPool& pool, Outbox& out) : pool_(pool), out_(out) {}
 
   // ---- the translator's calls (ExchangeControl) ----
   SendToken reserve_send(Rank dst, QueueId queue);
-  ReceiveToken new_receive(bool answers_synchronous);
+  ReceiveToken new_receive(bool answers_synchronous, ReceivePosting posted = ReceivePosting{});
   void bind_receive(ReceiveToken t, Rank src, QueueId queue);
   void drop_receive(ReceiveToken t);
   void hold_receive(ReceiveToken t);
@@ -65,6 +71,7 @@ class PointToPoint {
     Rank peer{};
     QueueId queue{};
     std::uint64_t pos = 0;
+    ReceivePosting posted{};
   };
   // False while its match or its message is not known yet.
   bool wait(std::uint64_t token, VectorClock& clock, Matched& matched);
@@ -147,6 +154,7 @@ class PointToPoint {
     bool merged = false;
     bool abandoned = false;  // its completion will never be waited for
     bool held = false;       // a cancel is pending on it
+    ReceivePosting posted{};
     // Receive order (receive_order.cpp): what the matches of the earlier
     // receives it follows bring to its answer, how many of those are still
     // to come, and its own message's clock kept past its merge while later

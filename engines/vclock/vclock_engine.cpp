@@ -62,7 +62,13 @@ void VclockEngine::enqueue(const CallProgram& program, bool needs_reply) {
   if (resources)
     add_gate(program.event_seq(), lock_requests_.request(ops_, first, program.event_seq()));
   if (flags) request_flags(program.event_seq(), first);
-  if (program.clocked()) ++queued_tick_;
+  if (program.clocked()) {
+    ++queued_tick_;
+    queued_waits_ = 0;
+  } else if (std::any_of(program.ops().begin(), program.ops().end(),
+                         [](const Op& op) { return op.kind == OpKind::SendCompleted; })) {
+    ++queued_waits_;
+  }
   if (!contribute_ahead_) return;
   for (const Op& op : program.ops())
     if (op.kind == OpKind::CollectiveContribute &&
@@ -85,6 +91,7 @@ void VclockEngine::run_programs() {
       need_ack_sent_ = false;
       peers_.clear();
       messages_.clear();
+      collective_parts_.clear();
       call_group_ = GroupId{};
       call_queue_ = QueueId{};
       if (p.clocked) clock_.tick(self_);
@@ -130,8 +137,12 @@ void VclockEngine::finish_program(const QueuedProgram& p) {
     call.group = call_group_;
     call.queue = call_queue_;
     call.messages = messages_;
+    call.completed_sends = completed_sends_;
+    call.collectives = collective_parts_;
+    call.call_site = p.call_site;
     call.clock = clock_.view();
     for (ClockedCallObserver* o : observers_) o->on_clocked_call(call);
+    completed_sends_.clear();
     flag_deposition_.maybe_sweep(clock_.view());
   }
   if (p.note_bytes > 0) {
@@ -155,7 +166,7 @@ bool VclockEngine::execute(const Op& op) {
       for (ClockedCallObserver* o : signal_observers_)
         o->on_signal_sent(op.peer, op.queue, op.value);
       peers_.push_back(op.peer);
-      messages_.push_back(MessageEnd{op.peer, true, false, op.queue, op.value, op.bytes});
+      messages_.push_back(MessageEnd{op.peer, true, false, false, op.queue, op.value, op.bytes});
       if (call_queue_ == QueueId{}) call_queue_ = op.queue;
       return true;
     case OpKind::Wait:
@@ -186,6 +197,17 @@ bool VclockEngine::execute(const Op& op) {
       return true;  // sent when it was queued
     case OpKind::FlagWait:
       return exec_flag_wait(op);
+    case OpKind::SendCompleted:
+      if (!observers_.empty()) {
+        const QueuedProgram& p = programs_.front();
+        const SendCompletion c{op.peer,  !p.clocked, p.model,     p.call,
+                               op.queue, op.value,   p.call_site, p.event_seq};
+        if (p.clocked)
+          completed_sends_.push_back(c);
+        else
+          for (ClockedCallObserver* o : observers_) o->on_send_completed(c);
+      }
+      return true;
   }
   return true;
 }
@@ -204,6 +226,7 @@ void VclockEngine::register_group(GroupId id, std::span<const Rank> members,
 bool VclockEngine::exec_collective(const Op& op, bool complete) {
   call_group_ = op.collective.group;
   if (!complete) {
+    if (!observers_.empty()) collective_parts_.push_back(CollectivePart{op.collective, false});
     collectives_.contribute(op, clock_.view());
     report_new_mismatches();
     return true;
@@ -214,6 +237,7 @@ bool VclockEngine::exec_collective(const Op& op, bool complete) {
     return false;
   }
   waiting_collective_.reset();
+  if (!observers_.empty()) collective_parts_.push_back(CollectivePart{op.collective, true});
   if (mismatch_observers_.empty()) return true;
   const CollectiveRef& c = op.collective;
   const QueuedProgram& p = programs_.front();
@@ -284,8 +308,9 @@ bool VclockEngine::exec_wait(const Op& op) {
   if (!p2p_.wait(op.value, clock_, m)) return false;
   if (!m.message) return true;
   peers_.push_back(m.peer);
-  messages_.push_back(
-      MessageEnd{m.peer, false, (op.flags & kWaitWildcard) != 0, m.queue, m.pos, op.bytes});
+  messages_.push_back(MessageEnd{m.peer, false, (op.flags & kWaitWildcard) != 0,
+                                 (op.flags & kWaitPostedInCall) != 0, m.queue, m.pos, op.bytes,
+                                 m.posted.after, m.posted.waits});
   if (call_queue_ == QueueId{}) call_queue_ = m.queue;
   return true;
 }

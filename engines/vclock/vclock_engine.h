@@ -68,7 +68,7 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
                       std::uint32_t second_side) override;
   // Point-to-point: PointToPoint's.
   ReceiveToken new_receive(bool answers_synchronous) override {
-    return p2p_.new_receive(answers_synchronous);
+    return p2p_.new_receive(answers_synchronous, {queued_tick_, queued_waits_});
   }
   void bind_receive(ReceiveToken t, Rank src, QueueId queue) override {
     p2p_.bind_receive(t, src, queue);
@@ -195,6 +195,9 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   // This rank's own clock entry as of the last queued program: the clocked
   // programs queued so far (only they tick it).
   ClockValue queued_tick_ = 0;
+  // Programs queued since the last clocked one that complete sends without
+  // being clocked (MessageEnd::posted_after_waits).
+  std::uint32_t queued_waits_ = 0;
   bool contribute_ahead_ = true;
 
   std::deque<QueuedProgram> programs_;
@@ -204,6 +207,8 @@ class VclockEngine final : public ExchangeEngine, public ExchangeControl, public
   bool need_ack_sent_ = false;
   std::vector<Rank> peers_;
   std::vector<MessageEnd> messages_;  // of the call being run
+  std::vector<SendCompletion> completed_sends_;  // by the clocked call being run
+  std::vector<CollectivePart> collective_parts_;  // of the call being run
   GroupId call_group_{};
   QueueId call_queue_{};
 

@@ -36,7 +36,7 @@ TEST_CASE("mpi: Init_thread is Init", "[mpi]") {
   CHECK(tx.rec().groups[1].second == ranks({2}));
   // MPI_COMM_SELF's rank 0 is this process.
   const CallProgram s = tx.send(Call::Send, 0, 0, kSelfHandle);
-  REQUIRE(ops(s).size() == 1);
+  REQUIRE(ops(s).size() == 2);
   CHECK(s.ops()[0].peer == Rank{2});
   CHECK(s.ops()[0].queue.a == tx.rec().groups[1].first.value);
 }
@@ -76,12 +76,21 @@ TEST_CASE("mpi: sends become signals on (communicator, tag) queues", "[mpi]") {
     INFO(tx.translator().call_name(static_cast<std::uint16_t>(c)));
     const CallProgram p = tx.send(c, 2, 5);
     CHECK(p.clocked());
-    REQUIRE(p.ops().size() == 1);
+    // Only a standard send needs its receive posted to complete when MPI
+    // does not buffer: the call says it completed it.
+    REQUIRE(p.ops().size() == (c == Call::Send ? 2u : 1u));
     const Op& op = p.ops()[0];
     CHECK(op.kind == OpKind::Signal);
     CHECK(op.peer == Rank{2});
     CHECK(op.queue == wq(tx, 5));
     CHECK(op.flags == 0);
+    if (c == Call::Send) {
+      const Op& done = p.ops()[1];
+      CHECK(done.kind == OpKind::SendCompleted);
+      CHECK(done.peer == op.peer);
+      CHECK(done.queue == op.queue);
+      CHECK(done.value == op.value);
+    }
   }
   // Numbered per (destination, queue), in program order.
   CHECK(tx.rec().send_seq.at({2, wq(tx, 5).a, wq(tx, 5).b}) == 3);
@@ -92,7 +101,8 @@ TEST_CASE("mpi: sends become signals on (communicator, tag) queues", "[mpi]") {
 
   const CallProgram ss = tx.send(Call::Ssend, 3, 5);
   CHECK(ss.clocked());
-  REQUIRE(ss.ops().size() == 2);
+  REQUIRE(ss.ops().size() == 3);
+  CHECK(ss.ops()[2].kind == OpKind::SendCompleted);
   CHECK(ss.ops()[0].kind == OpKind::Signal);
   CHECK(ss.ops()[0].flags == kSignalSynchronous);
   CHECK(ss.ops()[1].kind == OpKind::WaitAck);
@@ -128,7 +138,9 @@ TEST_CASE("mpi: non-blocking sends signal at initiation; only synchronous ones c
 
   const CallProgram w = tx.wait(11);
   CHECK_FALSE(w.clocked());  // a Wait completing only a standard send
-  CHECK(w.ops().empty());
+  REQUIRE(w.ops().size() == 1);
+  CHECK(w.ops()[0].kind == OpKind::SendCompleted);
+  CHECK(w.ops()[0].value == is.ops()[0].value);
 
   const CallProgram iss = tx.send(Call::Issend, 2, 4, kWorldHandle, 12);
   CHECK(iss.clocked());
@@ -136,7 +148,8 @@ TEST_CASE("mpi: non-blocking sends signal at initiation; only synchronous ones c
   CHECK(iss.ops()[0].flags == kSignalSynchronous);
   const CallProgram w2 = tx.complete(Call::Waitall, {Completion{12, 0, 0, 0, 0}});
   CHECK(w2.clocked());
-  REQUIRE(ops(w2).size() == 1);
+  REQUIRE(ops(w2).size() == 2);
+  CHECK(w2.ops()[1].kind == OpKind::SendCompleted);
   CHECK(w2.ops()[0].kind == OpKind::WaitAck);
   CHECK(w2.ops()[0].peer == Rank{2});
   CHECK(w2.ops()[0].queue == iss.ops()[0].queue);
@@ -203,10 +216,11 @@ TEST_CASE("mpi: Waitall over receives and a standard send clocks only the receiv
       Call::Waitall,
       {Completion{3, 0, 0, 0, 0}, Completion{2, 2, 0, 0, 0}, Completion{1, 1, 0, 0, 0}});
   CHECK(w.clocked());
-  REQUIRE(ops(w).size() == 2);
-  CHECK(w.ops()[0].kind == OpKind::Wait);
-  CHECK(w.ops()[0].value == tb);  // in completion order
-  CHECK(w.ops()[1].value == ta);
+  REQUIRE(ops(w).size() == 3);
+  CHECK(w.ops()[0].kind == OpKind::SendCompleted);  // the standard send merges nothing
+  CHECK(w.ops()[1].kind == OpKind::Wait);
+  CHECK(w.ops()[1].value == tb);  // in completion order
+  CHECK(w.ops()[2].value == ta);
 }
 
 TEST_CASE("mpi: Sendrecv signals, then waits and answers", "[mpi]") {
@@ -214,18 +228,22 @@ TEST_CASE("mpi: Sendrecv signals, then waits and answers", "[mpi]") {
   tx.init(1, 3);
   const CallProgram p = tx.sendrecv(2, 4, 0, 5, 0, 5);
   CHECK(p.clocked());
-  REQUIRE(ops(p).size() == 3);
+  REQUIRE(ops(p).size() == 4);
   CHECK(p.ops()[0].kind == OpKind::Signal);
   CHECK(p.ops()[0].peer == Rank{2});
   CHECK(p.ops()[0].queue == wq(tx, 4));
   CHECK(p.ops()[1].kind == OpKind::Wait);
+  CHECK((p.ops()[1].flags & kWaitPostedInCall) != 0);
   CHECK(p.ops()[2].kind == OpKind::Snapshot);
+  // The send completes with the call.
+  CHECK(p.ops()[3].kind == OpKind::SendCompleted);
+  CHECK(p.ops()[3].value == p.ops()[0].value);
   CHECK(tx.rec().binds.back() == Bind{p.ops()[1].value, Rank{0}, wq(tx, 5)});
 
   CHECK(ops(tx.sendrecv(kRankProcNull, 4, 0, 5, 0, 5)).size() == 2);
   const CallProgram only_send = tx.sendrecv(2, 4, kRankProcNull, 5, kRankProcNull, kTagAny);
   CHECK(only_send.clocked());
-  CHECK(ops(only_send).size() == 1);
+  CHECK(ops(only_send).size() == 2);
   const CallProgram none = tx.sendrecv(kRankProcNull, 4, kRankProcNull, 5, kRankProcNull, kTagAny);
   CHECK_FALSE(none.clocked());
   CHECK(none.ops().empty());
@@ -369,7 +387,7 @@ TEST_CASE("mpi: ranks are translated through the communicator", "[mpi]") {
   const GroupId split = tx.rec().groups.back().first;
   CHECK(tx.rec().groups.back().second == ranks({3, 1}));
   const CallProgram s = tx.send(Call::Send, 0, 4, 0x2000);
-  REQUIRE(ops(s).size() == 1);
+  REQUIRE(ops(s).size() == 2);
   CHECK(s.ops()[0].peer == Rank{3});
   CHECK(s.ops()[0].queue == QueueId{split.value, 4});
   tx.recv(0, 4, 0, 4, 0x2000);

@@ -20,8 +20,8 @@ TEST_CASE("trace export: a record as one line of JSON", "[trace]") {
   r.peers = {Rank{0}, Rank{3}};
   r.group = vcx::GroupId{0xabcdef};
   r.queue = vcx::QueueId{0x10, 0x2};
-  vcx::MessageEnd sent{Rank{3}, true, false, vcx::QueueId{0x10, 0x2}, 5, 64};
-  vcx::MessageEnd received{Rank{0}, false, true, vcx::QueueId{0x11, 0x3}, 1, 0};
+  vcx::MessageEnd sent{Rank{3}, true, false, false, vcx::QueueId{0x10, 0x2}, 5, 64};
+  vcx::MessageEnd received{Rank{0}, false, true, false, vcx::QueueId{0x11, 0x3}, 1, 0};
   r.messages = {sent, received};
   r.enter_ns = 1'000;
   r.leave_ns = 2'500;

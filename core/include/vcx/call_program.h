@@ -74,6 +74,12 @@ enum class OpKind : std::uint8_t {
   FlagValue,           // what a registered write turned out to write (value: its id)
   FlagWait,            // merge the registered writes of {flag, value read} before
                        // this call (flags: width and signedness of the value)
+  // The program completed a send whose completion needs its receive to be
+  // posted without buffering (a standard or synchronous send completed by
+  // a blocking call): peer, queue and value name the message as its Signal
+  // did. No clock effect; analyses of buffering (potential deadlocks) see
+  // where it completed.
+  SendCompleted,
 };
 
 enum ResourceFlags : std::uint16_t {
@@ -121,6 +127,9 @@ enum WaitFlags : std::uint16_t {
   // The receive was posted for any source (MPI_ANY_SOURCE): which message
   // it took was the run's choice (for traces and their views).
   kWaitWildcard = 1u << 0,
+  // The call posted the receive itself (MPI_Recv), rather than an earlier
+  // call (MPI_Irecv before an MPI_Wait): analyses of buffering.
+  kWaitPostedInCall = 1u << 1,
 };
 
 enum SignalFlags : std::uint16_t {
@@ -177,11 +186,16 @@ struct Op {
     op.value = t.value;
     return op;
   }
-  static Op wait_ack(const SendToken& t) {
-    Op op = of(OpKind::WaitAck);
+  static Op send_completed(const SendToken& t) {
+    Op op = of(OpKind::SendCompleted);
     op.peer = t.dst;
     op.queue = t.queue;
     op.value = t.seq;
+    return op;
+  }
+  static Op wait_ack(const SendToken& t) {
+    Op op = send_completed(t);
+    op.kind = OpKind::WaitAck;
     return op;
   }
   static Op contribute(const CollectiveRef& c, std::uint16_t flags = 0) {

@@ -91,9 +91,42 @@ struct MessageEnd {
   Rank peer{};  // the destination of a sent message, the source of a received one
   bool sent = false;
   bool wildcard = false;  // received by a receive posted for any source
+  // A received message: the call that took it posted its receive too (an
+  // MPI_Recv); otherwise an earlier call did.
+  bool posted_in_call = false;
   QueueId queue{};
   std::uint64_t position = 0;  // on its queue between the two ranks, from 1
   std::uint64_t bytes = 0;     // the message's size, 0 if unknown
+  // A received message: where the receiver posted its receive. After
+  // `posted_after` clocked calls, and, unless the call that took it posted
+  // it, after `posted_after_waits` of the calls since the last of those that
+  // completed sends without being clocked (SendCompletion::before).
+  std::uint64_t posted_after = 0;
+  std::uint32_t posted_after_waits = 0;
+};
+
+// A send a call completed (OpKind::SendCompleted): the position-th message
+// of this rank on (peer, queue). Completed by a clocked call, it is one of
+// that call's (ClockedCall::completed_sends); by a call that was not clocked
+// (an MPI_Wait of an MPI_Isend), observers hear of it on its own
+// (ClockedCallObserver::on_send_completed), `before` set: the rank
+// completed it before its next clocked call.
+struct SendCompletion {
+  Rank peer{};
+  bool before = false;
+  Model model{};
+  std::uint16_t call = 0;       // the call that completed it
+  QueueId queue{};
+  std::uint64_t position = 0;
+  std::uint64_t call_site = 0;  // that call's return address, 0 if unknown
+  std::uint64_t event_seq = 0;  // that call's event (EventHeader::seq)
+};
+
+// A collective instance a clocked call took part in: it contributed to it
+// (entered it) or completed it (CollectiveContribute, CollectiveComplete).
+struct CollectivePart {
+  CollectiveRef ref{};
+  bool completed = false;
 };
 
 // One clocked call, after its program ran to the end.
@@ -109,6 +142,9 @@ struct ClockedCall {
   QueueId queue{};                // first point-to-point queue, {0,0} if none
   ClockSpan clock;                // the clock recorded for the call
   std::span<const MessageEnd> messages;  // in the order the call's program took them
+  std::span<const SendCompletion> completed_sends;
+  std::span<const CollectivePart> collectives;  // in program order
+  std::uint64_t call_site = 0;    // the application's return address, 0 if unknown
 };
 
 // A collective instance whose members did not all make the same call (kind,
@@ -194,6 +230,9 @@ class ClockedCallObserver {
   virtual void on_signal(const SignalArrival& s) { (void)s; }
   virtual bool wants_collective_mismatches() const { return false; }
   virtual void on_collective_mismatch(const CollectiveMismatch& m) { (void)m; }
+  // A send completed by a call that was not clocked, in program order
+  // between the clocked calls (SendCompletion).
+  virtual void on_send_completed(const SendCompletion& c) { (void)c; }
   // This rank's engine sent a signal (in program order, as it ran the call).
   virtual void on_signal_sent(Rank dst, QueueId queue, std::uint64_t position) {
     (void)dst;

@@ -702,6 +702,7 @@ class ReferenceModel {
         return true;
       case OpKind::Retire:
       case OpKind::EndLeases:
+      case OpKind::SendCompleted:
         return true;  // only frees the deposition's memory / hands locks back
       case OpKind::FlagWrite:
       case OpKind::FlagValue:

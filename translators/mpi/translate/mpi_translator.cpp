@@ -63,7 +63,7 @@ void MpiTranslator::dispatch(const EventHeader& ev, ExchangeControl& ctl, CallPr
     case Family::Mprobe: on_mprobe(p.as<MprobeEvent>(), ctl, out); break;
     case Family::Mrecv: on_mrecv(call, p.as<MrecvEvent>(), ctl, out); break;
     case Family::Cancel: on_cancel(p.as<RequestEvent>(), ctl); break;
-    case Family::Completion: on_completion(p.data(), p.size(), ctl, out); break;
+    case Family::Completion: on_completion(call, p.data(), p.size(), ctl, out); break;
     case Family::Sendrecv: on_sendrecv(p.as<SendrecvEvent>(), ctl, out); break;
     case Family::Isendrecv: on_isendrecv(p.as<IsendrecvEvent>(), ctl, out); break;
     case Family::Collective:

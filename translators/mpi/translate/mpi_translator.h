@@ -78,6 +78,9 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
     std::int32_t root = 0;
     std::uint64_t instance = 0;  // collectives: the instance it started
     bool probed = false;         // MPI_Imrecv: its message was matched by the probe
+    // A send that completes only once its receive is posted when MPI does
+    // not buffer (standard and synchronous modes).
+    bool needs_receiver = false;
   };
 
   void dispatch(const EventHeader& ev, ExchangeControl& ctl, CallProgram& out);
@@ -95,7 +98,7 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   void warn_cancelled_send();
   void on_mprobe(const MprobeEvent& e, ExchangeControl& ctl, CallProgram& out);
   void on_mrecv(Call call, const MrecvEvent& e, ExchangeControl& ctl, CallProgram& out);
-  void on_completion(const std::uint8_t* payload, std::size_t size, ExchangeControl& ctl,
+  void on_completion(Call call, const std::uint8_t* payload, std::size_t size, ExchangeControl& ctl,
                      CallProgram& out);
   void on_sendrecv(const SendrecvEvent& e, ExchangeControl& ctl, CallProgram& out);
   void on_isendrecv(const IsendrecvEvent& e, ExchangeControl& ctl, CallProgram& out);

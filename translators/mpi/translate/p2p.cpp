@@ -11,8 +11,18 @@
 namespace vcx::mpi {
 namespace {
 
+// Standard and synchronous sends complete only once their receive is
+// posted when MPI does not buffer (MPI 4.0, 3.4); buffered and ready ones
+// need nothing of the receiver to complete.
+bool needs_receiver(SendMode m) { return m == SendMode::Standard || m == SendMode::Synchronous; }
+
 std::uint16_t wait_flags(std::int32_t asked_source) {
   return asked_source == kRankAny ? std::uint16_t{kWaitWildcard} : std::uint16_t{0};
+}
+
+// A blocking receive: posted by the call that completes it.
+std::uint16_t posted_here(std::int32_t asked_source) {
+  return static_cast<std::uint16_t>(wait_flags(asked_source) | kWaitPostedInCall);
 }
 
 bool could_match(const PostedReceive& p, Rank src, std::int32_t tag) {
@@ -50,11 +60,15 @@ void MpiTranslator::on_send(Call, const SendEvent& e, ExchangeControl& ctl, Call
     r.comm = c;
     r.peer = e.dest;
     r.tag = e.tag;
+    r.needs_receiver = needs_receiver(e.mode);
     requests_[e.request] = std::move(r);
-  } else if (sync) {
+    return;
+  }
+  if (sync) {
     out.push(Op::wait_ack(t));
     if (noting_) noting_->sync_send_completed(t);
   }
+  if (needs_receiver(e.mode)) out.push(Op::send_completed(t));
 }
 
 void MpiTranslator::on_send_init(Call call, const SendEvent& e) {
@@ -67,6 +81,7 @@ void MpiTranslator::on_send_init(Call call, const SendEvent& e) {
     r.peer = e.dest;
     r.tag = e.tag;
     r.bytes = e.bytes;
+    r.needs_receiver = needs_receiver(e.mode);
   }
   requests_[e.request] = std::move(r);
 }
@@ -239,7 +254,7 @@ void MpiTranslator::on_recv(const RecvEvent& e, ExchangeControl& ctl, CallProgra
   count_message(Direction::Received, *c, peer_of(*c, e.status_source), e.status_tag);
   c->order.completed(t, ctl);
   if (noting_) noting_->completed(t);
-  out.push(Op::wait(t, wait_flags(e.source), e.bytes));
+  out.push(Op::wait(t, posted_here(e.source), e.bytes));
   out.push(Op::snapshot(t));
 }
 
@@ -297,8 +312,12 @@ void MpiTranslator::on_mrecv(Call call, const MrecvEvent& e, ExchangeControl& ct
   requests_[e.request] = std::move(r);
 }
 
-void MpiTranslator::on_completion(const std::uint8_t* payload, std::size_t size,
+void MpiTranslator::on_completion(Call call, const std::uint8_t* payload, std::size_t size,
                                   ExchangeControl& ctl, CallProgram& out) {
+  // Only a call that waits for every request it names blocks until each
+  // send's receive is posted; a test, or a wait for any of them, returns
+  // with what has completed, which buffering may decide.
+  const bool waits_for_all = call == Call::Wait || call == Call::Waitall;
   CompletionEvent head;
   if (!read_array(payload, size, 0, 1, &head)) host_.fatal("mpi: short completion event");
   for (std::uint32_t i = 0; i < head.count; ++i) {
@@ -359,12 +378,17 @@ void MpiTranslator::on_completion(const std::uint8_t* payload, std::size_t size,
         out.mark_clocked();
         out.push(Op::wait_ack(r.send));
         if (noting_) noting_->sync_send_completed(r.send);
+        if (waits_for_all) out.push(Op::send_completed(r.send));
         break;
       case ReqKind::Collective:
         complete_collective(r, out);
         break;
       case ReqKind::Send:
-        if (c.cancelled) warn_cancelled_send();
+        if (c.cancelled) {
+          warn_cancelled_send();
+          break;
+        }
+        if (waits_for_all && r.needs_receiver) out.push(Op::send_completed(r.send));
         break;
       case ReqKind::Nothing:
         break;
@@ -383,9 +407,12 @@ void MpiTranslator::warn_cancelled_send() {
 
 void MpiTranslator::on_sendrecv(const SendrecvEvent& e, ExchangeControl& ctl, CallProgram& out) {
   const CommPtr& c = comm(e.comm);
+  // The send completes with the call: without buffering, once its receive
+  // is posted.
+  SendToken sent{};
   if (e.dest != kRankProcNull) {
     out.mark_clocked();
-    emit_send(c, e.dest, e.send_tag, false, e.send_bytes, ctl, out);
+    sent = emit_send(c, e.dest, e.send_tag, false, e.send_bytes, ctl, out);
   }
   if (e.source != kRankProcNull && e.status_source != kRankProcNull) {
     out.mark_clocked();
@@ -394,9 +421,10 @@ void MpiTranslator::on_sendrecv(const SendrecvEvent& e, ExchangeControl& ctl, Ca
     count_message(Direction::Received, *c, peer_of(*c, e.status_source), e.status_tag);
     c->order.completed(t, ctl);
     if (noting_) noting_->completed(t);
-    out.push(Op::wait(t, wait_flags(e.source), e.recv_bytes));
+    out.push(Op::wait(t, posted_here(e.source), e.recv_bytes));
     out.push(Op::snapshot(t));
   }
+  if (sent) out.push(Op::send_completed(sent));
 }
 
 void MpiTranslator::on_isendrecv(const IsendrecvEvent& e, ExchangeControl& ctl,
