@@ -3,7 +3,8 @@
  *   vcx-failure-crash-loop HOW VICTIM ITERATION STEP ITERATIONS [STOPFILE]
  *
  * Each iteration makes the same calls in the same order (the steps):
- *   0 MPI_Send to the right neighbour (small: it does not wait for the receiver)
+ *   0 MPI_Bsend to the right neighbour (buffered: it does not wait for the
+ *     receiver, which MPI promises only in that mode)
  *   1 MPI_Recv from the left neighbour
  *   2 MPI_Isend right, MPI_Irecv left, MPI_Waitall
  *   3 MPI_Allreduce of (rank + iteration)
@@ -91,6 +92,10 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   gt_init();
   int me = gt_rank(), n = gt_size();
+  // Room for a few step-0 messages in flight (one per iteration at most
+  // until the receiver takes it; the allreduce of each iteration bounds it).
+  static char bsend_space[8 * (MSG * sizeof(int) + MPI_BSEND_OVERHEAD)];
+  MPI_Buffer_attach(bsend_space, sizeof bsend_space);
   if (argc < 6) {
     if (me == 0)
       fprintf(stderr, "usage: %s HOW VICTIM ITERATION STEP ITERATIONS [STOPFILE]\n", argv[0]);
@@ -123,7 +128,7 @@ int main(int argc, char **argv) {
     if (me == 0 && i == 1) raise(SIGUSR1);
 
     maybe_die(me, i, 0);
-    gt_send("std", out, MSG, right, 1, W);
+    gt_send("buffered", out, MSG, right, 1, W);
 
     maybe_die(me, i, 1);
     MPI_Status status;
@@ -157,6 +162,9 @@ int main(int argc, char **argv) {
          (int)g_usr1);
   fflush(stdout);
   gt_finalize();
+  void *detached;
+  int detached_size;
+  MPI_Buffer_detach(&detached, &detached_size);
   MPI_Finalize();
   return 0;
 }
