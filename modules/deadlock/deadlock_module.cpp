@@ -8,6 +8,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "call_log.h"
 #include "collective_mismatch.h"
 #include "deadlock_watch.h"
 #include "state_file.h"
@@ -22,13 +23,21 @@ namespace {
 
 class DeadlockModule final : public Plugin, public ClockedCallObserver {
  public:
-  DeadlockModule(ToolHost& host, std::string dir) : host_(host), dir_(std::move(dir)) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir_, ec);
-  }
+  DeadlockModule(ToolHost& host, std::string dir, std::uint64_t log_budget)
+      : host_(host), dir_(make_dir(std::move(dir))), log_(dir_, host.rank().value, log_budget) {}
 
   ClockedCallObserver* observer() override { return this; }
-  void on_clocked_call(const ClockedCall&) override {}
+  void on_clocked_call(const ClockedCall& call) override {
+    // Source lines of a potential deadlock come from the map as it is while
+    // the application runs.
+    if (!maps_written_ && call.call_site != 0) write_maps(host_.rank().value);
+    log_.add(call, host_);
+  }
+  void on_send_completed(const SendCompletion& c) override { log_.add(c, host_); }
+  void on_group(GroupId id, std::span<const Rank> members) override {
+    log_.add_group(id, members);
+  }
+  void flush() override { log_.flush(); }
   bool wants_wait_states() const override { return true; }
   bool wants_collective_mismatches() const override { return true; }
 
@@ -78,8 +87,15 @@ class DeadlockModule final : public Plugin, public ClockedCallObserver {
     }
   }
 
+  static std::string make_dir(std::string dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    return dir;
+  }
+
   ToolHost& host_;
   std::string dir_;
+  CallLog log_;
   bool maps_written_ = false;
   std::uint64_t answered_ = 0;
   MismatchRecords mismatches_;
@@ -88,6 +104,10 @@ class DeadlockModule final : public Plugin, public ClockedCallObserver {
 const OptionSpec kOptions[] = {
     {"deadlock.dir", "",
      "directory for each tool's state (vcx-run --analysis deadlock sets it)"},
+    {"deadlock.potential-records", "1000000",
+     "records of each rank's calls kept for the potential-deadlock check (about 48 bytes "
+     "each, on disk; the check covers the calls up to where they run out; 0 turns it off)",
+     OptionKind::Count},
     {nullptr, nullptr, nullptr},
 };
 
@@ -99,7 +119,8 @@ Plugin* create(ToolHost& host, std::string* error) {
                "--analysis deadlock";
     return nullptr;
   }
-  return new DeadlockModule(host, dir);
+  return new DeadlockModule(host, dir,
+                            option_count(host.options(), kOptions, "deadlock.potential-records"));
 }
 
 void build_report(const ReportRequest& request, AnalysisReport* out) {
@@ -126,8 +147,8 @@ const PluginDescriptor kDescriptor = {
     PluginKind::Module,
     "deadlock",
     "deadlocks: ranks blocked in calls that nothing can release any more, with each rank's call "
-    "and line, the run ending when one is certain; and collectives whose members make "
-    "different calls",
+    "and line, the run ending when one is certain; potential deadlocks, runs that finished only "
+    "because MPI buffered standard sends; and collectives whose members make different calls",
     kOptions,
     &create,
     0,  // needs nothing of the run (no stalls)

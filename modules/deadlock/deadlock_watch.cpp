@@ -5,6 +5,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,7 @@
 #include "state_file.h"
 #include "vcx/atomic_file.h"
 #include "vcx/symbolizer.h"
+#include "zero_buffer.h"
 
 namespace vcx::deadlock {
 namespace {
@@ -166,6 +168,70 @@ std::string finding_text(const json& finding) {
   return text;
 }
 
+const char* need_kind(ZeroBufferNeed::Kind k) {
+  switch (k) {
+    case ZeroBufferNeed::Kind::Message: return "message";
+    case ZeroBufferNeed::Kind::Receiver: return "receive";
+    case ZeroBufferNeed::Kind::Collective: return "collective";
+  }
+  return "message";
+}
+
+// A potential deadlock as a finding: the ranks' calls as the deadlock's,
+// each with what it needs and never gets.
+json potential_finding(const PotentialDeadlock& d, const std::vector<RankLog>& logs,
+                       Lines& lines) {
+  json ranks = json::array();
+  json calls = json::array();
+  for (const ZeroBufferStuck& s : d.ranks) {
+    json waits = json::array();
+    json needs = json::array();
+    for (const ZeroBufferNeed& n : s.needs) {
+      if (std::find(waits.begin(), waits.end(), json(n.rank)) == waits.end())
+        waits.push_back(n.rank);
+      const LoggedCall other = logged_call(logs[n.rank], n.call);
+      needs.push_back({{"rank", n.rank},
+                       {"kind", need_kind(n.kind)},
+                       {"call", other.name},
+                       {"at", lines.at(n.rank, other.pc)}});
+    }
+    ranks.push_back(s.rank);
+    calls.push_back({{"rank", s.rank},
+                     {"call", s.call},
+                     {"at", lines.at(s.rank, s.pc)},
+                     {"waits_for", waits},
+                     {"mismatched", json::array()},
+                     {"needs", needs}});
+  }
+  return json{{"analysis", "deadlock"}, {"kind", "potential-deadlock"}, {"ranks", ranks},
+              {"calls", calls}, {"finished", json::array()}};
+}
+
+std::string potential_text(const json& finding) {
+  std::vector<Rank> ranks;
+  for (const json& r : finding.at("ranks")) ranks.push_back(Rank{r.get<std::uint32_t>()});
+  std::string text = "vcx: potential deadlock: rank" + std::string(ranks.size() > 1 ? "s " : " ") +
+                     rank_words(ranks) + " would wait" +
+                     " for ever in these calls if MPI did not buffer standard sends (the run "
+                     "finished only because it did)\n";
+  for (const json& c : finding.at("calls")) {
+    text += "  rank " + std::to_string(c.at("rank").get<std::uint32_t>()) + ": " + call_at(c);
+    std::string needs;
+    for (const json& n : c.at("needs")) {
+      const std::string other = call_at(n);
+      const std::string peer = "rank " + std::to_string(n.at("rank").get<std::uint32_t>());
+      needs += (needs.empty() ? ", needs " : " and ");
+      const std::string kind = n.at("kind").get<std::string>();
+      needs += kind == "message"    ? peer + "'s message, sent by its " + other
+               : kind == "receive" ? peer + " to post the receive of its " + other
+                                   : peer + " to enter the collective of its " + other;
+    }
+    text += needs + "\n";
+  }
+  text += "  " + chain_text(finding) + "\n";
+  return text;
+}
+
 }  // namespace
 
 void watch_for_deadlock(const ReportRequest& request, RunVerdict* out) {
@@ -210,11 +276,24 @@ void build_deadlock_report(const ReportRequest& request, AnalysisReport* out) {
   const std::string text = read_text(found_path(request.dir));
   json findings = text.empty() ? json::array() : json::parse(text);
   const std::size_t deadlocks = findings.size(), mismatched = mismatches.findings.size();
+  out->text = mismatches.text;
+  // A run that deadlocked needs no replay to show what could have.
+  std::size_t potential = 0;
+  if (deadlocks == 0) {
+    const std::vector<RankLog> logs = read_logs(request.dir, request.ranks);
+    std::set<std::uint64_t> mismatched;
+    for (const json& f : mismatches.findings) mismatched.insert(f.value("group", std::uint64_t{0}));
+    if (const std::optional<PotentialDeadlock> d = find_potential_deadlock(logs, mismatched)) {
+      const json f = potential_finding(*d, logs, lines);
+      out->text += potential_text(f);
+      findings.push_back(f);
+      potential = 1;
+    }
+  }
   for (const json& f : mismatches.findings) findings.push_back(f);
   out->findings = findings.dump();
   out->counted = findings.size();
-  out->text = mismatches.text;
-  if (deadlocks == 0 && mismatched == 0) {
+  if (deadlocks == 0 && mismatched == 0 && potential == 0) {
     out->text += "vcx: deadlock analysis: no deadlock\n";
     return;
   }
@@ -222,6 +301,8 @@ void build_deadlock_report(const ReportRequest& request, AnalysisReport* out) {
   if (deadlocks > 0)
     sum = std::to_string(deadlocks) + " deadlock" + (deadlocks == 1 ? "" : "s") +
           " (reported above)";
+  else if (potential > 0)
+    sum = "no deadlock, 1 potential deadlock";
   else
     sum = "no deadlock";
   if (mismatched > 0)

@@ -22,6 +22,13 @@ semantics, never computed by vcx):
     all make the same call (MPI 4.0, 6.14): the report must have one
     "collective-mismatch" finding with exactly the marked ranks below N,
     each at its marked line. A program without such marks has none.
+  * A comment /* potential: RANKS */ on the line of an MPI call says that,
+    were standard sends not buffered (MPI 4.0, 3.5 allows it), the ranks
+    RANKS would stay blocked in that call for ever, though the run
+    finishes: the report must have one "potential-deadlock" finding with
+    exactly the marked ranks below N, each at its marked line, and vcx-run
+    exits with the program's status (0). A program without such marks has
+    none.
   * A comment /* vcx-run-options: OPTIONS */ adds OPTIONS to vcx-run's
     command line.
 
@@ -54,6 +61,7 @@ import time
 
 MARK = re.compile(r"/\*\s*deadlock:\s*([^*]*)\*/")
 MISMATCH_MARK = re.compile(r"/\*\s*mismatch:\s*([^*]*)\*/")
+POTENTIAL_MARK = re.compile(r"/\*\s*potential:\s*([^*]*)\*/")
 OPTIONS_MARK = re.compile(r"/\*\s*vcx-run-options:\s*([^*]*)\*/")
 EXIT_DEADLOCK = 65
 
@@ -140,9 +148,14 @@ def check(args, work) -> None:
         mine = [x for x in json.load(f)["findings"] if x.get("analysis") == "deadlock"]
     findings = [x for x in mine if x.get("kind") == "deadlock"]
     mismatches = [x for x in mine if x.get("kind") == "collective-mismatch"]
-    if len(findings) + len(mismatches) != len(mine):
+    potential = [x for x in mine if x.get("kind") == "potential-deadlock"]
+    if len(findings) + len(mismatches) + len(potential) != len(mine):
         raise CaseFailure(f"findings of unknown kinds: {mine}")
     check_mismatch(args, mismatches, err)
+    check_marked(args, potential, err, POTENTIAL_MARK, "potential-deadlock",
+                 "vcx: potential deadlock:")
+    if expected_lines(args.source, args.n, POTENTIAL_MARK) and code != 0:
+        raise CaseFailure(f"a potential deadlock: exit {code}, expected the program's 0\n{err}")
     if not expected:
         if code != 0 or findings or "vcx: deadlock:" in err:
             raise CaseFailure(f"a program that never deadlocks: exit {code}, findings "
@@ -171,28 +184,37 @@ def check(args, work) -> None:
 
 
 def check_mismatch(args, mismatches, err) -> None:
-    expected = expected_lines(args.source, args.n, MISMATCH_MARK)
+    check_marked(args, mismatches, err, MISMATCH_MARK, "collective-mismatch",
+                 "vcx: collective mismatch:")
+
+
+def check_marked(args, found, err, mark, kind, headline) -> None:
+    """At most one finding of `kind`, with exactly the ranks `mark` marks
+    below N, each at one of its marked lines, and `headline` on stderr."""
+    expected = expected_lines(args.source, args.n, mark)
     if not expected:
-        if mismatches or "vcx: collective mismatch:" in err:
-            raise CaseFailure(f"no collective mismatch expected, reported {mismatches}\n{err}")
+        if found or headline in err:
+            raise CaseFailure(f"no {kind} expected, reported {found}\n{err}")
         return
     problems = []
-    if len(mismatches) != 1:
-        problems.append(f"{len(mismatches)} collective-mismatch findings, expected 1")
+    if len(found) != 1:
+        problems.append(f"{len(found)} {kind} findings, expected 1")
     else:
-        calls = {c["rank"]: c for c in mismatches[0]["calls"]}
+        calls = {c["rank"]: c for c in found[0]["calls"]}
         if set(calls) != set(expected):
-            problems.append(f"mismatch calls of ranks {sorted(calls)}, expected "
+            problems.append(f"{kind} calls of ranks {sorted(calls)}, expected "
                             f"{sorted(expected)}")
         for rank, call in calls.items():
             at = os.path.basename(call.get("at", "")) if call.get("at") else ""
             if rank in expected and at not in expected[rank]:
-                problems.append(f"rank {rank}'s mismatched call reported at "
+                problems.append(f"rank {rank}'s {kind} call reported at "
                                 f"'{call.get('at')}', expected one of {sorted(expected[rank])}")
-    if "vcx: collective mismatch:" not in err:
-        problems.append("stderr has no 'vcx: collective mismatch:' report")
+            if at and at not in err:
+                problems.append(f"stderr does not name rank {rank}'s line {at}")
+    if headline not in err:
+        problems.append(f"stderr has no '{headline}' report")
     if problems:
-        raise CaseFailure("\n".join(problems) + f"\nfindings: {json.dumps(mismatches)}\n{err}")
+        raise CaseFailure("\n".join(problems) + f"\nfindings: {json.dumps(found)}\n{err}")
 
 
 def main() -> int:

@@ -73,7 +73,8 @@ def main() -> int:
     # (it loads the engine and the deadlock analysis, on by default).
     r = run(base + ["--option", "race.dir=/nonexistent", "--", args.program])
     expect(r.returncode != 0 and "unknown option 'race.dir' (the plugins take: "
-           "vclock.diff-bytes, vclock.ahead, vclock.probe-ms, deadlock.dir)" in r.stderr,
+           "vclock.diff-bytes, vclock.ahead, vclock.probe-ms, deadlock.dir, "
+           "deadlock.potential-records)" in r.stderr,
            "the tools do not refuse an option of a plugin they did not load", r)
 
     for p in problems:
