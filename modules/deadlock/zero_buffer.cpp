@@ -37,6 +37,8 @@ struct Need {
   std::uint32_t rank = 0;
   Progress at = 0;          // met once `rank` has got this far
   std::uint64_t other = 0;  // that rank's call (ZeroBufferNeed::call)
+  // The message was taken by a receive posted for any source: without
+  // buffering, another receive or another message could match instead.
   bool wildcard = false;
 };
 
@@ -128,6 +130,7 @@ std::vector<RankSteps> build(const std::vector<RankLog>& logs,
   struct End {
     Progress at = 0;
     std::uint64_t call = 0;
+    bool wildcard = false;  // a receive posted for any source
   };
   std::unordered_map<MessageKey, End, MessageKeyHash> sent, posted;
   std::unordered_map<MemberKey, End, MemberKeyHash> entered;  // collective instances
@@ -156,7 +159,8 @@ std::vector<RankSteps> build(const std::vector<RankLog>& logs,
       const Progress at = (x.flags & kLogPostedInCall) != 0
                               ? s.enter[k] + 1
                               : std::min<Progress>(s.gap_start[k] + x.waits, s.enter[k]);
-      posted[MessageKey{x.peer, r, x.a, x.b, x.c}] = End{at, call};
+      posted[MessageKey{x.peer, r, x.a, x.b, x.c}] =
+          End{at, call, (x.flags & kLogWildcard) != 0};
     }
     for (auto& [g, m] : mine) groups.try_emplace(g, std::move(m));
   }
@@ -182,8 +186,8 @@ std::vector<RankSteps> build(const std::vector<RankLog>& logs,
       } else {
         const auto e = posted.find(MessageKey{r, x->peer, x->a, x->b, x->c});
         if (e == posted.end()) continue;
-        s.steps[step].needs.push_back(
-            Need{ZeroBufferNeed::Kind::Receiver, x->peer, e->second.at, e->second.call, false});
+        s.steps[step].needs.push_back(Need{ZeroBufferNeed::Kind::Receiver, x->peer, e->second.at,
+                                           e->second.call, e->second.wildcard});
       }
     }
   }

@@ -28,7 +28,8 @@
 // when nothing else could have released them: none waits in a call that
 // returns on any of several completions or in a test (the program could
 // have gone another way), and no wait is for a message a receive posted
-// for any source took (another sender could have matched it).
+// for any source took, or for the posting of such a receive (another
+// sender or another receive could have matched instead).
 #pragma once
 
 #include <cstdint>
