@@ -1,5 +1,10 @@
 #include "call_log.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include "vcx/atomic_file.h"
 
 namespace vcx::deadlock {
@@ -15,26 +20,54 @@ std::string names_path(const std::string& dir, std::uint32_t rank) {
 CallLog::CallLog(std::string dir, std::uint32_t rank, std::uint64_t budget)
     : dir_(std::move(dir)), rank_(rank), left_(budget) {
   if (budget == 0) return;
-  file_ = std::fopen(calls_path(dir_, rank_).c_str(), "wb");
-  // Records go out in large writes: a clocked call costs a copy, not a
-  // system call.
-  if (file_) std::setvbuf(file_, nullptr, _IOFBF, 1 << 20);
+  fd_ = ::open(calls_path(dir_, rank_).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ >= 0) buffer_.reserve(kBufferRecords);
 }
 
 CallLog::~CallLog() {
   flush();
-  if (file_) std::fclose(file_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void CallLog::write_out() {
+  const auto* p = reinterpret_cast<const char*>(buffer_.data());
+  std::size_t left = buffer_.size() * sizeof(LogRecord);
+  while (left > 0) {
+    const ssize_t n = ::write(fd_, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      // A full disk ends the log here: the check covers what it holds.
+      full_ = true;
+      break;
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  buffer_.clear();
+}
+
+std::uint32_t& CallLog::named_slot(std::uint32_t key) {
+  return named_[(key * 0x9e3779b1u) >> 26];
+}
+
+bool CallLog::named(std::uint16_t model, std::uint16_t call) {
+  const std::uint32_t key = name_key(model, call);
+  return named_slot(key) == key + 1;
 }
 
 void CallLog::name(std::uint16_t model, std::uint16_t call, const char* text) {
-  auto [it, added] = names_.try_emplace(name_key(model, call));
+  const std::uint32_t key = name_key(model, call);
+  std::uint32_t& slot = named_slot(key);
+  if (slot == key + 1) return;
+  slot = key + 1;
+  auto [it, added] = names_.try_emplace(key);
   if (!added) return;
   it->second = text ? text : "";
   names_changed_ = true;
 }
 
 void CallLog::add(const ClockedCall& call, const ToolHost& host) {
-  if (!file_ || full_) return;
+  if (fd_ < 0 || full_) return;
   const std::uint64_t records =
       1 + call.messages.size() + call.completed_sends.size() + call.collectives.size();
   if (records > left_) {
@@ -80,7 +113,7 @@ void CallLog::add(const ClockedCall& call, const ToolHost& host) {
 }
 
 void CallLog::add_group(GroupId id, std::span<const Rank> members) {
-  if (!file_ || full_) return;
+  if (fd_ < 0 || full_) return;
   if (members.size() > left_) {
     full_ = true;
     return;
@@ -97,7 +130,7 @@ void CallLog::add_group(GroupId id, std::span<const Rank> members) {
 }
 
 void CallLog::add(const SendCompletion& c, const ToolHost& host) {
-  if (!file_ || full_) return;
+  if (fd_ < 0 || full_) return;
   if (left_ == 0) {
     full_ = true;
     return;
@@ -108,7 +141,8 @@ void CallLog::add(const SendCompletion& c, const ToolHost& host) {
 
 void CallLog::put_completion(const SendCompletion& c, const ToolHost& host) {
   const auto m = static_cast<std::uint16_t>(c.model);
-  name(m, c.call, host.call_name(static_cast<std::uint8_t>(c.model), c.call));
+  if (!named(m, c.call))
+    name(m, c.call, host.call_name(static_cast<std::uint8_t>(c.model), c.call));
   LogRecord s;
   s.type = LogType::Completed;
   s.flags = c.before ? kLogBefore : 0;
@@ -128,8 +162,8 @@ void CallLog::put_completion(const SendCompletion& c, const ToolHost& host) {
 }
 
 void CallLog::flush() {
-  if (!file_) return;
-  std::fflush(file_);
+  if (fd_ < 0) return;
+  if (!buffer_.empty()) write_out();
   if (!names_changed_) return;
   names_changed_ = false;
   std::string text;

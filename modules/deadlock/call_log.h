@@ -7,7 +7,7 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -74,18 +74,32 @@ class CallLog {
   void add_group(GroupId id, std::span<const Rank> members);
   void flush();
   bool full() const { return full_; }
+  bool open() const { return fd_ >= 0; }
 
  private:
-  void put(const LogRecord& r) { std::fwrite(&r, sizeof r, 1, file_); }
+  void put(const LogRecord& r) {
+    buffer_.push_back(r);
+    if (buffer_.size() == kBufferRecords) write_out();
+  }
+  void write_out();
   void put_completion(const SendCompletion& c, const ToolHost& host);
   void name(std::uint16_t model, std::uint16_t call, const char* text);
+  bool named(std::uint16_t model, std::uint16_t call);
+  std::uint32_t& named_slot(std::uint32_t key);
 
   std::string dir_;
   std::uint32_t rank_;
   std::uint64_t left_;
-  std::FILE* file_ = nullptr;
+  int fd_ = -1;
   bool full_ = false;
+  // Records go out in large writes: a clocked call costs a copy, not a
+  // system call.
+  static constexpr std::size_t kBufferRecords = 16384;
+  std::vector<LogRecord> buffer_;
   std::map<std::uint32_t, std::string> names_;
+  // The names' keys met lately (key + 1; 0: none), so that the common call
+  // costs one comparison instead of a map lookup.
+  std::array<std::uint32_t, 64> named_{};
   bool names_changed_ = false;
   // The event of the last kLogBefore completion since the last Call, if any.
   bool in_wait_ = false;

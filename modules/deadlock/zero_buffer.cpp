@@ -134,6 +134,11 @@ std::vector<RankSteps> build(const std::vector<RankLog>& logs,
   };
   std::unordered_map<MessageKey, End, MessageKeyHash> sent, posted;
   std::unordered_map<MemberKey, End, MemberKeyHash> entered;  // collective instances
+  std::size_t messages = 0;
+  for (const RankLog& log : logs)
+    for (const LogRecord& x : log.records) messages += x.type == LogType::Sent ? 1 : 0;
+  sent.reserve(messages);
+  posted.reserve(messages);
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> groups;
   for (std::uint32_t r = 0; r < logs.size(); ++r) {
     const RankSteps& s = ranks[r];
@@ -275,9 +280,13 @@ std::optional<PotentialDeadlock> find_potential_deadlock(const std::vector<RankL
 std::vector<RankLog> read_logs(const std::string& dir, int ranks) {
   std::vector<RankLog> logs(static_cast<std::size_t>(std::max(ranks, 0)));
   for (std::uint32_t r = 0; r < logs.size(); ++r) {
-    std::ifstream in(calls_path(dir, r), std::ios::binary);
-    LogRecord x;
-    while (in.read(reinterpret_cast<char*>(&x), sizeof x)) logs[r].records.push_back(x);
+    std::ifstream in(calls_path(dir, r), std::ios::binary | std::ios::ate);
+    const std::streamoff bytes = in ? static_cast<std::streamoff>(in.tellg()) : 0;
+    logs[r].records.resize(static_cast<std::size_t>(bytes) / sizeof(LogRecord));
+    in.seekg(0);
+    in.read(reinterpret_cast<char*>(logs[r].records.data()),
+            static_cast<std::streamsize>(logs[r].records.size() * sizeof(LogRecord)));
+    logs[r].records.resize(static_cast<std::size_t>(in.gcount()) / sizeof(LogRecord));
     std::istringstream names(read_text(names_path(dir, r)));
     std::uint32_t model = 0, call = 0;
     std::string name;
