@@ -10,6 +10,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "vcx/symbolizer.h"
+
 namespace vcx::tool {
 
 const char* app_state_name(AppState s) {
@@ -45,6 +47,9 @@ void AppConnection::listen(std::function<Terms()> terms, std::function<void()> o
   listener_->on_admit([this](const channel::AttachHello& h) { return admit(h); });
   listener_->on_attached([this](int fd, const channel::AttachHello& h) {
     pid_ = h.pid;
+    // The rank is in MPI_Init now; by the time the tool reports on it, it
+    // may have ended, and its map with it.
+    if (rank_on_this_node()) maps_at_attach_ = process_maps(pid_);
     attached(fd);
   });
   listener_->on_refused([](channel::AttachStatus, const std::string& why) {

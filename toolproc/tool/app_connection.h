@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -50,6 +51,9 @@ class AppConnection {
   // process here carrying the session's token (with a TCP channel the rank
   // may run on another node, where the same pid is some other process).
   bool rank_on_this_node() const;
+  // The rank's memory map as it attached (from MPI_Init), "" if it runs on
+  // another node: source lines for what is reported after it ended.
+  const std::string& maps_at_attach() const { return maps_at_attach_; }
   // The events: null until a rank attached.
   channel::Consumer* consumer() { return consumer_ ? &*consumer_ : nullptr; }
   bool ended() const { return eof_; }
@@ -109,6 +113,7 @@ class AppConnection {
   DetachEvent account_{};  // tcp: the rank's waiting, from its detach
   AppState state_ = AppState::NeverAttached;
   std::int32_t pid_ = 0;
+  std::string maps_at_attach_;
   bool eof_ = false;
 };
 

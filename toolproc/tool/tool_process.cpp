@@ -472,8 +472,9 @@ void ToolProcess::flush_observers() {
 }
 
 std::string ToolProcess::app_memory_map() const {
-  if (!app_.rank_on_this_node()) return {};
-  return process_maps(app_.pid());
+  if (!app_.rank_on_this_node()) return app_.maps_at_attach();
+  const std::string maps = process_maps(app_.pid());
+  return maps.empty() ? app_.maps_at_attach() : maps;
 }
 
 std::string ToolProcess::source_of(std::uint64_t call_site) const {
