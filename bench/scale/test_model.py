@@ -153,6 +153,10 @@ def against_simulation():
                              f"model only: {list((want - got).items())[:2]}")
 
 
+# A Done message of the tools' termination: its type and two counts.
+DONE_BYTES = 1 + 2 * 8
+
+
 def run_one(build, pattern, n, iterations, variant="today+diff"):
     vcx_run = os.path.join(build, "bin", "vcx-run")
     program = os.path.join(build, "bench", "scale_pattern")
@@ -202,11 +206,22 @@ def run_one(build, pattern, n, iterations, variant="today+diff"):
             if (s["messages_sent"], s["bytes_sent"]) == notice:
                 want_msgs[r], want_bytes[r] = notice
                 notes.append(f"rank {r}: {s['reason']}")
+        for r, s in enumerate(stats):
+            # The end of the run (toolproc/tool/termination.h): a tool that
+            # reported its subtree done sends Done again, 1 + 16 bytes, when
+            # the subtree's counts of exchange messages change after that (a
+            # message still on its way when it first reported): one more
+            # control message than the model's, depending on timing.
+            extra = s["messages_sent"] - want_msgs[r]
+            if r > 0 and 0 < extra <= 2 and s["bytes_sent"] - want_bytes[r] == extra * DONE_BYTES:
+                want_msgs[r] += extra
+                want_bytes[r] += extra * DONE_BYTES
+                notes.append(f"rank {r}: Done sent again {extra}x")
         got = ([s["messages_sent"] for s in stats], [s["bytes_sent"] for s in stats])
         ok = got == (want_msgs, want_bytes)
         check(ok, f"{pattern} at {n} ({variant}): tools sent {got}, the model predicts "
                   f"{(want_msgs, want_bytes)}")
-        extra = f" (shutdown race counted: {'; '.join(notes)})" if notes else ""
+        extra = f" (shutdown counted: {'; '.join(notes)})" if notes else ""
         print(f"bench.scale_model: {pattern} at {n} ranks, {iterations} iterations, "
               f"{variant}: {sum(got[0])} messages, {sum(got[1])} bytes, as predicted{extra}"
               if ok else f"bench.scale_model: {pattern} at {n} ranks ({variant}): mismatch")
