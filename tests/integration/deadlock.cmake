@@ -56,3 +56,14 @@ add_test(NAME deadlock.leave_stopped.n2
                  --vcx-run $<TARGET_FILE:vcx-run> --program ${ring} -n 2 --timeout 40)
 set_tests_properties(deadlock.leave_stopped.n2 PROPERTIES
   LABELS "deadlock" TIMEOUT 100 PROCESSORS 4)
+
+# The shipped example of a ring that relies on buffering: its potential
+# deadlock, as the demo shows it (examples/halo_ring.c).
+add_test(NAME deadlock.example_halo_ring.n3
+         COMMAND ${Python3_EXECUTABLE} ${VCX_DEADLOCK_CASE}
+                 --vcx-run $<TARGET_FILE:vcx-run> --mpiexec ${VCX_MPIEXEC}
+                 --program $<TARGET_FILE:vcx-example-halo-ring>
+                 --source ${PROJECT_SOURCE_DIR}/examples/halo_ring.c
+                 --timeout ${VCX_DEADLOCK_STEP_TIMEOUT} -n 3)
+set_tests_properties(deadlock.example_halo_ring.n3 PROPERTIES
+  LABELS "deadlock" TIMEOUT 100 PROCESSORS 6)
