@@ -56,7 +56,8 @@ struct RankSteps {
   std::vector<Step> steps;
   std::vector<std::size_t> enter;      // clocked call → its Enter step
   std::vector<std::size_t> gap_start;  // clocked call → the first step after the call before it
-  std::vector<std::pair<std::size_t, const LogRecord*>> needs;  // step, Received or Completed
+  // Step, and its Received, Completed or completed Collective record.
+  std::vector<std::pair<std::size_t, const LogRecord*>> needs;
 };
 
 RankSteps steps_of(const RankLog& log) {
