@@ -51,13 +51,14 @@ void VclockEngine::enqueue(const CallProgram& program, bool needs_reply) {
                                     program.ops().size(), notes.size()});
   notes_.insert(notes_.end(), notes.begin(), notes.end());
   const std::size_t first = ops_.size();
-  bool resources = false, flags = false;
+  bool resources = false, flags = false, completes_sends = false;
   for (const Op& op : program.ops()) {
     ops_.push_back(op);
     resources |= op.kind == OpKind::Acquire || op.kind == OpKind::Release ||
                  op.kind == OpKind::EndLeases;
     flags |= op.kind == OpKind::FlagWrite || op.kind == OpKind::FlagValue ||
              op.kind == OpKind::FlagWait;
+    completes_sends |= op.kind == OpKind::SendCompleted;
   }
   if (resources)
     add_gate(program.event_seq(), lock_requests_.request(ops_, first, program.event_seq()));
@@ -65,8 +66,7 @@ void VclockEngine::enqueue(const CallProgram& program, bool needs_reply) {
   if (program.clocked()) {
     ++queued_tick_;
     queued_waits_ = 0;
-  } else if (std::any_of(program.ops().begin(), program.ops().end(),
-                         [](const Op& op) { return op.kind == OpKind::SendCompleted; })) {
+  } else if (completes_sends) {
     ++queued_waits_;
   }
   if (!contribute_ahead_) return;

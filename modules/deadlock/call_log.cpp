@@ -29,6 +29,15 @@ CallLog::~CallLog() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+bool CallLog::take(std::uint64_t records) {
+  if (records > left_) {
+    full_ = true;
+    return false;
+  }
+  left_ -= records;
+  return true;
+}
+
 void CallLog::write_out() {
   const auto* p = reinterpret_cast<const char*>(buffer_.data());
   std::size_t left = buffer_.size() * sizeof(LogRecord);
@@ -70,12 +79,8 @@ void CallLog::add(const ClockedCall& call, const ToolHost& host) {
   if (fd_ < 0 || full_) return;
   const std::uint64_t records =
       1 + call.messages.size() + call.completed_sends.size() + call.collectives.size();
-  if (records > left_) {
-    // The log ends at a call boundary: what follows is unknown to the check.
-    full_ = true;
-    return;
-  }
-  left_ -= records;
+  // The log ends at a call boundary: what follows is unknown to the check.
+  if (!take(records)) return;
   const auto model = static_cast<std::uint16_t>(call.model);
   name(model, call.call, call.call_name);
   LogRecord r;
@@ -114,11 +119,7 @@ void CallLog::add(const ClockedCall& call, const ToolHost& host) {
 
 void CallLog::add_group(GroupId id, std::span<const Rank> members) {
   if (fd_ < 0 || full_) return;
-  if (members.size() > left_) {
-    full_ = true;
-    return;
-  }
-  left_ -= members.size();
+  if (!take(members.size())) return;
   for (std::size_t i = 0; i < members.size(); ++i) {
     LogRecord r;
     r.type = LogType::Member;
@@ -131,11 +132,7 @@ void CallLog::add_group(GroupId id, std::span<const Rank> members) {
 
 void CallLog::add(const SendCompletion& c, const ToolHost& host) {
   if (fd_ < 0 || full_) return;
-  if (left_ == 0) {
-    full_ = true;
-    return;
-  }
-  --left_;
+  if (!take(1)) return;
   put_completion(c, host);
 }
 

@@ -82,6 +82,9 @@ class CallLog {
     if (buffer_.size() == kBufferRecords) write_out();
   }
   void write_out();
+  // Takes `records` from the budget; false (and the log full) if it has
+  // not that many left.
+  bool take(std::uint64_t records);
   void put_completion(const SendCompletion& c, const ToolHost& host);
   void name(std::uint16_t model, std::uint16_t call, const char* text);
   bool named(std::uint16_t model, std::uint16_t call);
