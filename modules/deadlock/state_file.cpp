@@ -24,6 +24,8 @@ const char* need_name(WaitNeed n) {
     case WaitNeed::Message: return "message";
     case WaitNeed::Receiver: return "receiver";
     case WaitNeed::Collective: return "collective";
+    case WaitNeed::Write: return "write";
+    case WaitNeed::Lock: return "lock";
     case WaitNeed::Unknown: return "unknown";
   }
   return "unknown";
@@ -33,6 +35,8 @@ WaitNeed need_of(const std::string& s) {
   if (s == "message") return WaitNeed::Message;
   if (s == "receiver") return WaitNeed::Receiver;
   if (s == "collective") return WaitNeed::Collective;
+  if (s == "write") return WaitNeed::Write;
+  if (s == "lock") return WaitNeed::Lock;
   return WaitNeed::Unknown;
 }
 
@@ -93,7 +97,7 @@ std::string state_text(const RankView& v, std::uint32_t rank) {
       for (const Rank r : c.ranks) ranks.push_back(r.value);
       conds.push_back({{"need", need_name(c.need)}, {"ranks", ranks}, {"comm", c.comm},
                        {"tag", c.tag}, {"instance", c.instance}, {"call", c.call},
-                       {"root", c.root}});
+                       {"root", c.root}, {"resource", c.resource}});
     }
     j["conditions"] = conds;
     j["sending"] = counts_json(v.wait.sending);
@@ -108,7 +112,8 @@ std::string state_text(const RankView& v, std::uint32_t rank) {
     j["facts"] = {{"sent", counts_json(v.facts.sent)},
                   {"received", counts_json(v.facts.received)},
                   {"pending_receives", v.facts.pending_receives},
-                  {"collectives", colls}};
+                  {"collectives", colls},
+                  {"locks_held", v.facts.locks_held}};
   }
   return j.dump();
 }
@@ -136,6 +141,7 @@ std::optional<RankView> parse_state(const std::string& text) {
         w.instance = c.at("instance").get<std::uint64_t>();
         w.call = c.at("call").get<std::uint16_t>();
         w.root = c.at("root").get<std::int32_t>();
+        w.resource = c.value("resource", std::uint64_t{0});
         v.wait.conditions.push_back(std::move(w));
       }
       v.wait.sending = counts_of(j.value("sending", json::array()));
@@ -153,6 +159,8 @@ std::optional<RankView> parse_state(const std::string& text) {
                                                    o.at(2).get<std::int32_t>()});
         v.facts.collectives.push_back(std::move(in));
       }
+      v.facts.locks_held =
+          f.value("locks_held", json::array()).get<std::vector<std::uint64_t>>();
     }
     return v;
   } catch (const std::exception&) {

@@ -88,6 +88,27 @@ class Reduction {
         }
         return ok;
       }
+      case WaitNeed::Write:
+        for (const Rank w : c.ranks) {
+          if (w == r) continue;  // blocked here: it writes nothing
+          if (!known(w) || can(w)) return true;
+          if (blockers) blockers->push_back(w);
+        }
+        return false;
+      case WaitNeed::Lock: {
+        // Held by a rank that cannot go on: never released. Held by one
+        // that can, or by nobody this view knows of (free, or held by a
+        // running rank): it can be had.
+        bool ok = true;
+        for (const Rank h : c.ranks) {
+          if (!known(h) || can(h)) continue;
+          const std::vector<std::uint64_t>& held = ranks_[h.value].facts.locks_held;
+          if (std::find(held.begin(), held.end(), c.resource) == held.end()) continue;
+          if (blockers) blockers->push_back(h);
+          ok = false;
+        }
+        return ok;
+      }
     }
     return true;
   }

@@ -13,6 +13,9 @@
 // * a collective condition when every member can go on or has started the
 //   same instance of it, and none of them is in that instance with
 //   another operation or root (a collective mismatch never completes);
+// * a write condition (an OpenSHMEM wait_until) when one of the ranks that
+//   may write the variable can go on;
+// * a lock condition unless a rank that cannot go on holds the lock;
 // * an unknown condition always.
 //
 // Repeated until nothing changes; the blocked ranks left are deadlocked.

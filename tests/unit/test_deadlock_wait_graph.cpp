@@ -196,6 +196,69 @@ TEST_CASE("an unknown condition never makes a deadlock", "[deadlock]") {
   CHECK(stuck({blocked({message({1}), WaitCondition{}}, false), finished()}).empty());
 }
 
+namespace {
+
+constexpr std::uint64_t kLock = 0xabcdef0123456789ULL;
+
+// An OpenSHMEM wait_until at `self` in a world of `n`: any other PE may write.
+WaitCondition write_by_others(std::uint32_t self, std::uint32_t n) {
+  WaitCondition c;
+  c.need = WaitNeed::Write;
+  for (std::uint32_t r = 0; r < n; ++r)
+    if (r != self) c.ranks.push_back(Rank{r});
+  return c;
+}
+
+WaitCondition lock_of_world(std::uint32_t n) {
+  WaitCondition c;
+  c.need = WaitNeed::Lock;
+  c.resource = kLock;
+  for (std::uint32_t r = 0; r < n; ++r) c.ranks.push_back(Rank{r});
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("a wait for a write: released by any writer that can go on", "[deadlock]") {
+  // Every PE waits on its own flag: nobody is left to write.
+  CHECK(stuck({blocked({write_by_others(0, 3)}), blocked({write_by_others(1, 3)}),
+               blocked({write_by_others(2, 3)})}) == std::vector<std::uint32_t>{0, 1, 2});
+  // One PE still computes: it may write any of them.
+  CHECK(stuck({blocked({write_by_others(0, 3)}), running(), blocked({write_by_others(2, 3)})})
+            .empty());
+  // Its only writer finished.
+  CHECK(stuck({blocked({write_by_others(0, 2)}), finished()}) == std::vector<std::uint32_t>{0});
+  // A writer in a barrier the waiter is not in: both stay.
+  CHECK(stuck({blocked({write_by_others(0, 2)}), blocked({collective(1, kBarrier, 2)})}) ==
+        std::vector<std::uint32_t>{0, 1});
+  // A writer released by the others' barrier, which the waiter is not in.
+  RankView in_barrier = blocked({collective(1, kBarrier, 2)});
+  RankView arrived = blocked({write_by_others(1, 3)});
+  started(arrived, 1);
+  CHECK(stuck({in_barrier, arrived, running()}).empty());
+}
+
+TEST_CASE("a wait for a lock: only a holder that cannot go on keeps it", "[deadlock]") {
+  // Rank 0 holds it in a barrier rank 1 cannot reach.
+  RankView holder = blocked({collective(1, kBarrier, 2)});
+  holder.facts.locks_held.push_back(kLock);
+  CHECK(stuck({holder, blocked({lock_of_world(2)})}) == std::vector<std::uint32_t>{0, 1});
+  // The holder finished without releasing it.
+  RankView gone = finished();
+  gone.facts.locks_held.push_back(kLock);
+  CHECK(stuck({gone, blocked({lock_of_world(2)})}) == std::vector<std::uint32_t>{1});
+  // Another lock held, or no holder this view knows of (free, or held by a
+  // rank that runs): it can be had.
+  RankView other = finished();
+  other.facts.locks_held.push_back(kLock + 1);
+  CHECK(stuck({other, blocked({lock_of_world(2)})}).empty());
+  CHECK(stuck({running(), blocked({lock_of_world(2)})}).empty());
+  // Held by itself (not recursive): it waits for itself.
+  RankView self = blocked({lock_of_world(1)});
+  self.facts.locks_held.push_back(kLock);
+  CHECK(stuck({self}) == std::vector<std::uint32_t>{0});
+}
+
 TEST_CASE("a state file says what the tool saw", "[deadlock]") {
   RankView v = blocked({message({1, 2}, WaitCondition::kAnyTag), collective(4, kBarrier, 3)});
   v.entered = 9;
@@ -221,6 +284,17 @@ TEST_CASE("a state file says what the tool saw", "[deadlock]") {
   REQUIRE(back->facts.collectives.size() == 1);
   CHECK(back->facts.collectives[0].recent[0].root == 1);
   CHECK_FALSE(parse_state("{\"status\":\"blocked\"}"));
+
+  RankView shmem = blocked({write_by_others(0, 2), lock_of_world(2)});
+  shmem.facts.locks_held = {kLock, 5};
+  const std::optional<RankView> again = parse_state(state_text(shmem, 0));
+  REQUIRE(again);
+  REQUIRE(again->wait.conditions.size() == 2);
+  CHECK(again->wait.conditions[0].need == WaitNeed::Write);
+  CHECK(again->wait.conditions[0].ranks == std::vector<Rank>{Rank{1}});
+  CHECK(again->wait.conditions[1].need == WaitNeed::Lock);
+  CHECK(again->wait.conditions[1].resource == kLock);
+  CHECK(again->facts.locks_held == std::vector<std::uint64_t>{kLock, 5});
 }
 
 TEST_CASE("the blocked-call slot: inside between enter and leave, one entry each",

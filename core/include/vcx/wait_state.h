@@ -30,6 +30,17 @@ enum class WaitNeed : std::uint8_t {
   // Something the translator cannot name (a request of a kind it does not
   // follow): assumed satisfiable, so it never makes a deadlock.
   Unknown = 3,
+  // A write into the rank's memory by one of `ranks` (an OpenSHMEM
+  // wait_until on a variable): one of them must still be able to write.
+  // What the rank reads there does not satisfy it yet, and a write made
+  // before its writer blocked has landed by the time a deadlock is
+  // confirmed (the rank still in the same call, looked at again): only the
+  // writers' ability to go on counts.
+  Write = 4,
+  // The lock `resource`, which another rank may hold (an OpenSHMEM
+  // shmem_set_lock): it waits for the holder, found by the ranks' facts
+  // (WaitFacts::locks_held); `ranks` are those that may hold it.
+  Lock = 5,
 };
 
 struct WaitCondition {
@@ -41,6 +52,7 @@ struct WaitCondition {
   std::uint64_t instance = 0;  // Collective: per-communicator number, from 1
   std::uint16_t call = 0;      // Collective: which one (the model's call id)
   std::int32_t root = -1;      // Collective: world rank of the root, -1 without one
+  std::uint64_t resource = 0;  // Lock: the run-wide id of the lock
 };
 
 // Point-to-point messages per peer, communicator and tag.
@@ -79,6 +91,8 @@ struct WaitFacts {
     std::vector<Operation> recent;
   };
   std::vector<Instances> collectives;
+  // Locks it holds (run-wide ids, as WaitCondition::resource).
+  std::vector<std::uint64_t> locks_held;
 };
 
 // Where a rank is, as its tool tells the modules that want it
