@@ -21,10 +21,11 @@ foreach(name IN LISTS VCX_DEADLOCK_PROGRAMS)
   get_property(source GLOBAL PROPERTY VCX_DEADLOCK_PROGRAM_SOURCE_${name})
   get_property(program GLOBAL PROPERTY VCX_DEADLOCK_PROGRAM_FILE_${name})
   get_property(counts GLOBAL PROPERTY VCX_DEADLOCK_RANKS_${name})
+  get_property(native GLOBAL PROPERTY VCX_DEADLOCK_PROGRAM_NATIVE_${name})
   list(GET counts 0 first)
   set(common
     ${Python3_EXECUTABLE} ${VCX_DEADLOCK_CASE}
-    --vcx-run $<TARGET_FILE:vcx-run> --mpiexec ${VCX_MPIEXEC}
+    --vcx-run $<TARGET_FILE:vcx-run> --mpiexec ${VCX_MPIEXEC} ${native}
     --program ${program} --source ${source}
     --timeout ${VCX_DEADLOCK_STEP_TIMEOUT})
   set(cases)

@@ -3,7 +3,7 @@
 vcx-run --analysis deadlock, its reported deadlock against the one written
 into its source.
 
-  deadlock_case.py --vcx-run PATH --mpiexec PATH --program PATH --source PATH
+  deadlock_case.py --vcx-run PATH --mpiexec PATH [--oshrun PATH] --program PATH --source PATH
                    -n N [--stall waits|never] [--chaos-delay-us D --chaos-seed S]
                    [--timeout S] [--keep]
 
@@ -33,7 +33,8 @@ semantics, never computed by vcx):
     command line.
 
 Steps (each under --timeout seconds; on timeout the process tree is killed):
-  1. a program without marks runs natively (mpiexec -n N) and must exit 0;
+  1. a program without marks runs natively (mpiexec -n N; an OpenSHMEM
+     program, with --oshrun: oshrun as run_case.py runs it) and must exit 0;
      a deadlocking one is not run natively (it would hang);
   2. tool run: vcx-run --analysis deadlock --report OUT.json [--stall M]
      -n N program, with VCX_CHAOS_DELAY_US=D and VCX_CHAOS_SEED=S for
@@ -64,6 +65,10 @@ MISMATCH_MARK = re.compile(r"/\*\s*mismatch:\s*([^*]*)\*/")
 POTENTIAL_MARK = re.compile(r"/\*\s*potential:\s*([^*]*)\*/")
 OPTIONS_MARK = re.compile(r"/\*\s*vcx-run-options:\s*([^*]*)\*/")
 EXIT_DEADLOCK = 65
+
+sys.dont_write_bytecode = True  # keep the source tree free of __pycache__
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_case import native_launcher  # noqa: E402  (the same native launch as the other tests)
 
 
 class CaseFailure(Exception):
@@ -127,7 +132,8 @@ def run_step(name, argv, work, timeout, env_extra=None):
 def check(args, work) -> None:
     expected = expected_lines(args.source, args.n)
     if not expected:
-        code, err = run_step("native", [args.mpiexec, "-n", str(args.n), args.program], work,
+        code, err = run_step("native", native_launcher(args) + ["-n", str(args.n), args.program],
+                             work,
                              args.timeout)
         if code != 0:
             raise CaseFailure(f"the program fails natively (exit {code}):\n{err}")
@@ -222,6 +228,7 @@ def main() -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--vcx-run", required=True)
     p.add_argument("--mpiexec", required=True)
+    p.add_argument("--oshrun", help="Open MPI's oshrun, for OpenSHMEM programs")
     p.add_argument("--program", required=True)
     p.add_argument("--source", required=True)
     p.add_argument("-n", type=int, required=True)

@@ -185,7 +185,22 @@ struct FlagWaitEvent {
   std::uint8_t reserved[2];
 };
 
+// A wait_until or wait the PE is in, in the blocked-call slot
+// (vcx/channel/blocked_call.h): the flag and what its value must compare
+// to, the comparison as the standard names it (shmem.h's SHMEM_CMP_*
+// values are the library's own).
+enum class Compare : std::uint8_t { Eq, Ne, Gt, Le, Lt, Ge, Other };
+struct BlockedFlagWait {
+  SymAddr addr;
+  std::uint64_t cmp_value;
+  Compare compare;
+  std::uint8_t width;
+  std::uint8_t is_signed;
+  std::uint8_t reserved[5];
+};
+
 static_assert(std::is_trivially_copyable_v<DataEvent>);
+static_assert(sizeof(BlockedFlagWait) == 32);
 static_assert(sizeof(SymAddr) == 16);
 static_assert(sizeof(InitEvent) == 16);
 static_assert(sizeof(CollectiveEvent) == 16);

@@ -303,6 +303,35 @@ def collective_report(decl, family):
     return f"report_collective(Call::{name}, {start}, {log}, {size}, {root});"
 
 
+def blocked_entry(decl, family):
+    """The expression that marks the blocked-call slot as the call is
+    entered (report.h), for calls that may wait for other PEs: the
+    collectives and wait_until/wait (test returns at once). None for the
+    others."""
+    name = decl["name"]
+    pc = "__builtin_return_address(0)"
+    if family == "flag_wait":
+        if decl["ret"] != "void":
+            return None
+        addr = param(decl, "addr", "ivar")[0]
+        cmp = param(decl, "cmp")[0] or "SHMEM_CMP_NE"
+        value = param(decl, "value", "cmp_value")[0]
+        return f"enter_blocked_flag_wait(nesting, Call::{name}, {addr}, {cmp}, {value}, {pc})"
+    if family == "coll_world":
+        entry = f"enter_blocked_world_collective(nesting, Call::{name}, {pc})"
+        if name in FREE_CALLS:
+            entry = f"{param(decl, 'ptr')[0]} != nullptr && {entry}"
+        return entry
+    if family in ("coll_set", "bcast_set"):
+        start = param(decl, "PE_start")[0]
+        log = param(decl, "logPE_stride")[0]
+        size = param(decl, "PE_size")[0]
+        root = param(decl, "PE_root")[0] if family == "bcast_set" else "-1"
+        return (f"enter_blocked_collective(nesting, Call::{name}, {start}, {log}, {size}, {root}, "
+                f"{pc})")
+    return None
+
+
 def wrapper(decl, family):
     name = decl["name"]
     announce, after = None, None
@@ -328,6 +357,16 @@ def wrapper(decl, family):
             lines.append("  (void)flag_write;")
     if after:
         report = f"{{ {report} {after} }}"
+    blocked = blocked_entry(decl, family)
+    if blocked:
+        lines.append(f"  const bool blocked = {blocked};")
+        call_line = f"  {call};" if decl["ret"] == "void" else f"  auto result = {call};"
+        lines += [call_line, "  leave_blocked(blocked);"]
+        if decl["ret"] == "void":
+            lines += [f"  if (nesting.outermost()) {report}", "}"]
+        else:
+            lines += [f"  if (nesting.outermost()) {report}", "  return result;", "}"]
+        return "\n".join(lines)
     if decl["ret"] == "void":
         lines += [f"  {call};", f"  if (nesting.outermost()) {report}", "}"]
     else:

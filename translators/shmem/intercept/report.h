@@ -172,4 +172,26 @@ void report_flag_wait(Call call, const volatile T* addr, int cmp, std::type_iden
                    std::is_signed_v<T>);
 }
 
+// ---- Calls the PE may wait in (vcx/channel/blocked_call.h) ----
+//
+// The user's own call (the outermost) marks the slot as it is entered, with
+// what its event will say, and leaves it as Open MPI returns, before its
+// event goes out: what the PE waits for is read against the events before
+// the call. Each returns whether it marked the slot, for leave_blocked.
+bool enter_blocked_collective(const Nesting& nesting, Call call, int pe_start, int log_stride,
+                              int pe_size, int root, void* pc);
+bool enter_blocked_world_collective(const Nesting& nesting, Call call, void* pc);
+// wait_until, wait: the flag and what it must compare to.
+bool enter_blocked_flag_wait(const Nesting& nesting, Call call, const volatile void* addr,
+                             int cmp, std::uint64_t cmp_value, std::size_t width, bool is_signed,
+                             void* pc);
+bool enter_blocked_lock(const Nesting& nesting, Call call, const volatile long* lock, void* pc);
+void leave_blocked(bool entered);
+template <class T>
+bool enter_blocked_flag_wait(const Nesting& nesting, Call call, const volatile T* addr, int cmp,
+                             std::type_identity_t<T> cmp_value, void* pc) {
+  return enter_blocked_flag_wait(nesting, call, addr, cmp, value_bits(cmp_value), sizeof(T),
+                                 std::is_signed_v<T>, pc);
+}
+
 }  // namespace vcx::shmem_intercept

@@ -36,7 +36,10 @@ extern "C" {
 
 void shmem_set_lock(volatile long* lock) {
   const Nesting nesting;
+  const bool blocked =
+      enter_blocked_lock(nesting, Call::shmem_set_lock, lock, __builtin_return_address(0));
   pshmem_set_lock(lock);
+  leave_blocked(blocked);
   if (nesting.outermost()) report_lock(Call::shmem_set_lock, lock, true);
 }
 

@@ -1,5 +1,6 @@
 #include "shmem_translator.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -55,7 +56,7 @@ void ShmemTranslator::translate(const EventHeader& ev, ExchangeControl& ctl, Cal
                 kCallNames[ev.type] + " before shmem_init");
   switch (family) {
     case Family::Init: on_init(payload<InitEvent>(ev)); break;
-    case Family::Finalize: break;
+    case Family::Finalize: finalized_ = true; break;
     case Family::GlobalExit: break;  // the application job ends; the tools notice
     case Family::CollWorld:
     case Family::CollSet:
@@ -82,11 +83,20 @@ void ShmemTranslator::on_init(const InitEvent& e) {
   started_ = true;
 }
 
-void ShmemTranslator::on_collective(Call call, const CollectiveEvent& e, bool one_to_all,
-                                    ExchangeControl& ctl, CallProgram& out) {
+bool ShmemTranslator::set_members(const CollectiveEvent& e, std::vector<Rank>* out) const {
   const std::int64_t start = e.pe_start, log = e.log_stride, size = e.pe_size;
   if (start < 0 || log < 0 || log > 30 || size < 1 ||
       start + ((size - 1) << log) >= static_cast<std::int64_t>(world_size_))
+    return false;
+  for (std::int64_t i = 0; out && i < size; ++i)
+    out->push_back(Rank{static_cast<std::uint32_t>(start + (i << log))});
+  return true;
+}
+
+void ShmemTranslator::on_collective(Call call, const CollectiveEvent& e, bool one_to_all,
+                                    ExchangeControl& ctl, CallProgram& out) {
+  const std::int64_t start = e.pe_start, log = e.log_stride, size = e.pe_size;
+  if (!set_members(e, nullptr))
     bad(call, "the active set PE_start=" + std::to_string(start) + ", logPE_stride=" +
                   std::to_string(log) + ", PE_size=" + std::to_string(size) +
                   " names PEs outside 0.." + std::to_string(world_size_ - 1));
@@ -98,8 +108,7 @@ void ShmemTranslator::on_collective(Call call, const CollectiveEvent& e, bool on
   const GroupId group = set_id(e.pe_start, e.log_stride, e.pe_size);
   if (registered_.insert(group).second) {
     std::vector<Rank> members;
-    for (std::int64_t i = 0; i < size; ++i)
-      members.push_back(Rank{static_cast<std::uint32_t>(start + (i << log))});
+    set_members(e, &members);
     ctl.register_group(group, members);
   }
   CollectiveRef ref;
@@ -128,6 +137,8 @@ void ShmemTranslator::on_lock(Call call, const LockEvent& e, CallProgram& out) {
     // The release: deposit (an exclusive acquisition that merges nothing,
     // then the release that adds this clock to the lock's deposits). It
     // completes the critical region's puts first.
+    if (auto it = std::find(locks_held_.begin(), locks_held_.end(), id); it != locks_held_.end())
+      locks_held_.erase(it);
     out.mark_clocked();
     complete_accesses(0, false, out);
     out.push(Op::acquire(deposition, id, kResourceDeposit));
@@ -135,6 +146,7 @@ void ShmemTranslator::on_lock(Call call, const LockEvent& e, CallProgram& out) {
     return;
   }
   if (!e.acquired) return;  // shmem_test_lock found the lock taken
+  locks_held_.push_back(id);
   // The acquisition: fetch every release so far.
   out.mark_clocked();
   out.push(Op::acquire(deposition, id, kResourceShared | kResourceFetch));

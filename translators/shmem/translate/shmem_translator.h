@@ -42,6 +42,9 @@ class ShmemTranslator final : public Translator, public Plugin {
   Model model() const override { return Model::Shmem; }
   const char* call_name(std::uint16_t call) const override;
   void translate(const EventHeader& ev, ExchangeControl& ctl, CallProgram& out) override;
+  // For the deadlock analysis (wait_states.cpp).
+  bool wait_state(const channel::BlockedCall& call, WaitState* out) override;
+  void wait_facts(WaitFacts* out) const override;
 
   // The run-wide id of an active set, and of the lock at a symmetric address.
   static GroupId set_id(std::int32_t pe_start, std::int32_t log_stride, std::int32_t pe_size);
@@ -75,12 +78,19 @@ class ShmemTranslator final : public Translator, public Plugin {
   void on_flag_result(const FlagResultEvent& e, CallProgram& out);
   void on_flag_wait(Call call, const FlagWaitEvent& e, CallProgram& out);
 
+  // The active set's members in world ranks (into `out` unless null);
+  // false if it names PEs outside the world.
+  bool set_members(const CollectiveEvent& e, std::vector<Rank>* out) const;
+
   ToolHost& host_;
   Rank self_;
   std::uint32_t world_size_;
   bool started_ = false;
   std::unordered_set<GroupId> registered_;
   std::unordered_map<GroupId, std::uint64_t> instances_;
+  // Locks this PE holds (lock_id), for others' waits on them.
+  std::vector<std::uint64_t> locks_held_;
+  bool finalized_ = false;  // shmem_finalize reported
   // Announced fetching atomics whose result is still to come, by the
   // announcement's event seq.
   std::unordered_map<std::uint64_t, FlagWriteEvent> announced_;
