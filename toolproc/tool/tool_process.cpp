@@ -333,6 +333,7 @@ bool ToolProcess::service_channel(bool all) {
     const EventHeader* ev = consumer->peek();
     if (!ev) break;
     ++events_;
+    read_seq_ = ev->seq;
     if (ev->model == Model::Control) {
       handle_control_event(*ev);
     } else {

@@ -139,6 +139,9 @@ class ToolProcess final : public ToolHost {
   std::uint16_t last_type_ = 0;
   std::uint64_t last_seq_ = 0;
   bool any_call_read_ = false;
+  // The last event read, of any model: a control event (a clock sync of a
+  // traced run) may be the last before a blocking call.
+  std::uint64_t read_seq_ = 0;
   std::uint64_t where_answered_ = 0;  // the last request number answered
   std::uint64_t progress_written_ns_ = 0;
   std::uint64_t progress_events_ = ~std::uint64_t{0};

@@ -70,7 +70,7 @@ void ToolProcess::check_wait_state() {
   wait_seen_ = entry;
   // Once at the first look, and not before the tool has read what the rank
   // did before the call (the translator answers from that).
-  if (!again || !any_call_read_ || last_seq_ < call->after_seq) return;
+  if (!again || !any_call_read_ || read_seq_ < call->after_seq) return;
   const auto m = static_cast<std::size_t>(call->model);
   Translator* t = m < translators_.size() ? translators_[m] : nullptr;
   WaitState state;
