@@ -35,6 +35,15 @@ std::uint64_t push_win(Call call, MPI_Win win, int rank, int arg, bool waits, vo
   return ticket;
 }
 
+// What a synchronisation call the rank may wait in puts in the blocked-call
+// slot (blocked_call.h): the window, as its event names it.
+vcx::mpi::WinEvent blocked_win(MPI_Win win, void* pc) {
+  vcx::mpi::WinEvent ev{};
+  ev.win = window_handle(win);
+  ev.pc = reinterpret_cast<std::uint64_t>(pc);
+  return ev;
+}
+
 // Post and start carry their group as world ranks.
 std::uint64_t push_win_group(Call call, MPI_Win win, MPI_Group group, bool waits) {
   Runtime& rt = runtime();
@@ -76,9 +85,14 @@ int MPI_Win_free(MPI_Win* win) {
 
 int MPI_Win_fence(int assert, MPI_Win win) {
   Runtime& rt = runtime();
-  const std::uint64_t ticket = rt.active() ? push_win(Call::Win_fence, win, 0, assert, true,
-                                                      VCX_CALLER()) : 0;
-  const int rc = PMPI_Win_fence(assert, win);
+  void* const pc = VCX_CALLER();
+  const std::uint64_t ticket = rt.active() ? push_win(Call::Win_fence, win, 0, assert, true, pc)
+                                           : 0;
+  int rc;
+  {
+    const BlockedScope blocked(rt, Call::Win_fence, blocked_win(win, pc));
+    rc = PMPI_Win_fence(assert, win);
+  }
   rt.wait(ticket);
   return rc;
 }
@@ -93,15 +107,24 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
   Runtime& rt = runtime();
   const std::uint64_t ticket = rt.active() ? push_win_group(Call::Win_start, win, group, true) : 0;
-  const int rc = PMPI_Win_start(group, assert, win);
+  int rc;
+  {
+    const BlockedScope blocked(rt, Call::Win_start, blocked_win(win, VCX_CALLER()));
+    rc = PMPI_Win_start(group, assert, win);
+  }
   rt.wait(ticket);
   return rc;
 }
 
 int MPI_Win_complete(MPI_Win win) {
-  if (runtime().active()) push_win(Call::Win_complete, win, 0, 0, false,
-                                   VCX_CALLER());
-  const int rc = PMPI_Win_complete(win);
+  Runtime& rt = runtime();
+  void* const pc = VCX_CALLER();
+  if (rt.active()) push_win(Call::Win_complete, win, 0, 0, false, pc);
+  int rc;
+  {
+    const BlockedScope blocked(rt, Call::Win_complete, blocked_win(win, pc));
+    rc = PMPI_Win_complete(win);
+  }
   runtime().call_returned();
   return rc;
 }
@@ -110,11 +133,14 @@ int MPI_Win_wait(MPI_Win win) {
   const vcx::intercept::CallEntry entered;  // the event is sent after the call
   Runtime& rt = runtime();
   if (!rt.active()) return PMPI_Win_wait(win);
-  const int rc = rt.yields()
-                     ? test_yielding([&](int* flag) { return PMPI_Win_test(win, flag); })
+  void* const pc = VCX_CALLER();
+  int rc;
+  {
+    const BlockedScope blocked(rt, Call::Win_wait, blocked_win(win, pc));
+    rc = rt.yields() ? test_yielding([&](int* flag) { return PMPI_Win_test(win, flag); })
                      : PMPI_Win_wait(win);
-  if (rc == MPI_SUCCESS) rt.wait(push_win(Call::Win_wait, win, 0, 1, true,
-                                          VCX_CALLER()));
+  }
+  if (rc == MPI_SUCCESS) rt.wait(push_win(Call::Win_wait, win, 0, 1, true, pc));
   return rc;
 }
 

@@ -132,6 +132,8 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
 
  private:
   enum class Direction : std::uint8_t { Sent, Received };
+  // The tags of window epoch signals counted as messages (never an MPI tag).
+  static constexpr std::int32_t kPostSignalTag = -2, kCompleteSignalTag = -3;
   // One more message sent to or received from world rank `peer`.
   void count_message(Direction d, const CommData& c, Rank peer, std::int32_t tag);
   std::string comm_name(const CommData& c) const;
@@ -179,6 +181,9 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
     std::vector<Rank> members;          // the window's group, in rank order
     std::uint64_t collectives = 0;      // fences and the free
     std::vector<Rank> access;           // targets of the open access epoch (start)
+    // Targets of the latest access epoch MPI_Win_complete ended: the call
+    // may still wait for their posts (the deadlock analysis).
+    std::vector<Rank> completed_access;
     std::vector<Rank> exposure;         // origins of the open exposure epoch (post)
     std::unordered_map<std::uint32_t, bool> held;  // locks held: target → shared
     // Holdings MPI did not acquire (MPI_MODE_NOCHECK): their unlocks release
@@ -195,6 +200,12 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
     std::vector<OpenAccess> open;
   };
   using WinPtr = std::shared_ptr<WinData>;
+  // Post/start/complete/wait counted like messages on the window's group
+  // (wait_states.cpp), so that the deadlock analysis sees which epochs a
+  // rank waits for as messages sent and not yet taken.
+  void count_epoch_signal(Direction d, const WinData& w, Rank peer, std::int32_t tag);
+  // A wait in MPI_Win_fence, MPI_Win_complete or MPI_Win_wait.
+  bool window_wait(Family f, const channel::BlockedCall& blocked, WaitState* out);
   void on_win_create(Call call, const WinCreateEvent& e, ExchangeControl& ctl, CallProgram& out);
   // Notes for the analyses (vcx/analysis.h): accesses of data calls, and
   // where synchronisation completes them.

@@ -213,7 +213,10 @@ void MpiTranslator::on_win_group(Family f, const std::uint8_t* payload, std::siz
   if (f == Family::WinPost) {
     // Exposure epoch: tell each origin it may access.
     const QueueId q{w.id.value, kPostQueue};
-    for (const Rank o : group) out.push(Op::signal(ctl.reserve_send(o, q)));
+    for (const Rank o : group) {
+      out.push(Op::signal(ctl.reserve_send(o, q)));
+      count_epoch_signal(Direction::Sent, w, o, kPostSignalTag);
+    }
     w.exposure = std::move(group);
     return;
   }
@@ -223,6 +226,11 @@ void MpiTranslator::on_win_group(Family f, const std::uint8_t* payload, std::siz
     const ReceiveToken tok = ctl.new_receive(false);
     ctl.bind_receive(tok, t, q);
     out.push(Op::wait(tok));
+    // Counted as taken: the posts of the earlier epochs toward t, not this
+    // one's, which MPI_Win_complete may still wait for.
+    auto [taken, first] =
+        received_counts_.try_emplace(MessageKey{w.id.value, t.value, kPostSignalTag}, 0);
+    if (!first) ++taken->second;
   }
   w.access = std::move(group);
 }
@@ -266,7 +274,11 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
       complete_accesses(w, out, e.pc, [](const WinData::OpenAccess&) { return true; });
       const QueueId q{w.id.value, kCompleteQueue};
       if (!w.access.empty()) out.mark_clocked();
-      for (const Rank t : w.access) out.push(Op::signal(ctl.reserve_send(t, q)));
+      for (const Rank t : w.access) {
+        out.push(Op::signal(ctl.reserve_send(t, q)));
+        count_epoch_signal(Direction::Sent, w, t, kCompleteSignalTag);
+      }
+      w.completed_access = std::move(w.access);
       w.access.clear();
       return;
     }
@@ -280,6 +292,7 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
         const ReceiveToken tok = ctl.new_receive(false);
         ctl.bind_receive(tok, o, q);
         out.push(Op::wait(tok));
+        count_epoch_signal(Direction::Received, w, o, kCompleteSignalTag);
       }
       w.exposure.clear();
       return;

@@ -45,6 +45,55 @@ void MpiTranslator::count_message(Direction d, const CommData& c, Rank peer, std
   ++counts[MessageKey{c.id.value, peer.value, tag}];
 }
 
+void MpiTranslator::count_epoch_signal(Direction d, const WinData& w, Rank peer,
+                                       std::int32_t tag) {
+  auto& counts = d == Direction::Sent ? sent_counts_ : received_counts_;
+  ++counts[MessageKey{w.id.value, peer.value, tag}];
+}
+
+// Fence: every member of the window's group in the same fence (MPI 4.0,
+// 12.5.1: collective over the group; MPI_Win_free counts among them but is
+// not marked). MPI_Win_start, MPI_Win_complete: a post of each target of
+// the epoch (12.5.2: either may wait for them). MPI_Win_wait: a complete of
+// each origin of the exposure epoch.
+bool MpiTranslator::window_wait(Family f, const channel::BlockedCall& blocked, WaitState* out) {
+  const auto e = blocked.payload_as<WinEvent>();
+  auto it = windows_.find(e.win);
+  if (it == windows_.end()) return false;
+  const WinData& w = *it->second;
+  const std::string name = call_name(blocked.call);
+  out->pc = e.pc;
+  if (f == Family::WinFence) {
+    WaitCondition c;
+    c.need = WaitNeed::Collective;
+    c.comm = w.id.value;
+    c.instance = w.collectives;  // its event was translated: the latest instance
+    c.call = static_cast<std::uint16_t>(Call::Win_fence);
+    c.ranks = w.members;
+    out->call = name + "(the window of world ranks " + rank_list(w.members) + ")";
+    out->conditions.push_back(std::move(c));
+    return true;
+  }
+  // Events translated: start's (its access epoch is open), complete's (it
+  // closed it); wait's comes after the call.
+  const bool accessing = f != Family::WinWait;
+  const std::vector<Rank>& peers = f == Family::WinStart      ? w.access
+                                   : f == Family::WinComplete ? w.completed_access
+                                                              : w.exposure;
+  if (peers.empty()) return false;
+  for (const Rank p : peers) {
+    WaitCondition c;
+    c.need = WaitNeed::Message;
+    c.comm = w.id.value;
+    c.tag = accessing ? kPostSignalTag : kCompleteSignalTag;
+    c.ranks.push_back(p);
+    out->conditions.push_back(std::move(c));
+  }
+  out->call = name + (accessing ? "(the posts of world ranks " : "(the completes of world ranks ") +
+              rank_list(peers) + ")";
+  return true;
+}
+
 std::string MpiTranslator::comm_name(const CommData& c) const {
   if (c.id == world_comm_id()) return "MPI_COMM_WORLD";
   if (c.id == self_comm_id(self_)) return "MPI_COMM_SELF";
@@ -247,6 +296,13 @@ bool MpiTranslator::wait_state(const channel::BlockedCall& blocked, WaitState* o
       out->call = name + "(" + what + (e.listed < e.count ? "; …" : "") + ")";
       return true;
     }
+    case Family::WinFence:
+    case Family::WinStart:
+    case Family::WinComplete:
+      return window_wait(family, blocked, out);
+    case Family::WinWait:
+      if (call != Call::Win_wait) return false;
+      return window_wait(family, blocked, out);
     default:
       return false;
   }
@@ -269,6 +325,8 @@ void MpiTranslator::wait_facts(WaitFacts* out) const {
       i.recent.push_back(WaitFacts::Operation{r.instance, r.call, r.root});
     out->collectives.push_back(std::move(i));
   }
+  for (const auto& [handle, w] : windows_)
+    if (w->collectives) out->collectives.push_back(WaitFacts::Instances{w->id.value, w->collectives, {}});
 }
 
 }  // namespace vcx::mpi
