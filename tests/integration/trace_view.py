@@ -21,12 +21,17 @@ loaded: the page is self-contained) and must show:
 * for a run with `--analysis matches --report FILE --view`, the page vcx-run
   wrote lists every receive the report says could have matched another
   send, and a click on the first selects its call and names the
-  alternatives.
+  alternatives;
+* for a run that deadlocks (`--deadlock`, with `--report FILE --view`), the
+  page lists the deadlock with every stuck rank's line, draws one arrow
+  per rank a stuck rank waits for, and a click on a rank in the list
+  selects that rank's last call (its blocked call never returned).
 
 The screenshot of the first program's page goes to --screenshot.
 
   trace_view.py --vcx-run PATH --vcx-trace PATH --program NAME=EXE [...]
                 [--arg ARG ...] [--large NAME=EXE,ARG,...] [--screenshot PNG]
+                [--deadlock NAME=EXE [--deadlock-screenshot PNG]]
 """
 
 from __future__ import annotations
@@ -120,7 +125,7 @@ def check_page(browser, page: str, by_rank: dict, counts: tuple[int, int],
     calls = sum(len(v) for v in by_rank.values())
     want = {"lanes": "3", "calls": str(calls), "messages": str(messages),
             "wildcard": str(wildcard), "collectives": str(collectives),
-            "epochs": str(epochs)}
+            "epochs": str(epochs), "deadlocks": "0"}
     if summary != want:
         problems.append(f"summary {summary}, trace {want}")
     arrows = browser.evaluate("vcxView.arrows")
@@ -185,6 +190,8 @@ def check(name: str, exe: str, args, work: str) -> list[str]:
                 problems += check_large(browser, args, work)
             if args.matches:
                 problems += check_matches(browser, args, work)
+            if args.deadlock:
+                problems += check_deadlock(browser, args, work)
     print(f"[trace_view] {name}: 3 lanes, {sum(len(v) for v in by_rank.values())} calls, "
           f"{messages} arrows, click shows the clock", flush=True)
     return [f"{name}: {p}" for p in problems]
@@ -255,6 +262,59 @@ def check_matches(browser, args, work: str) -> list[str]:
     return [f"{name}: {p}" for p in problems]
 
 
+def check_deadlock(browser, args, work: str) -> list[str]:
+    """A run that deadlocks, with --trace --report --view: vcx-run ends it
+    (status 65) and writes the page with the deadlock drawn."""
+    name, exe = args.deadlock.split("=", 1)
+    trace = os.path.join(work, name + "-deadlock")
+    report = os.path.join(work, name + "-deadlock.json")
+    cmd = [args.vcx_run, "-n", "3", "--trace", trace, "--view", "--report", report, exe]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=args.timeout)
+    if p.returncode != 65:
+        return [f"{name}: {' '.join(cmd)} exited {p.returncode}, expected 65 (a deadlock): "
+                f"{p.stderr[-2000:]}"]
+    with open(report, encoding="utf-8") as f:
+        found = [x for x in json.load(f)["findings"] if x.get("kind") == "deadlock"]
+    if len(found) != 1:
+        return [f"{name}: {len(found)} deadlocks in the report, expected 1"]
+    calls = found[0]["calls"]
+    browser.open("file://" + os.path.abspath(os.path.join(trace, "view.html")))
+    problems = []
+    shown = browser.evaluate("document.getElementById('summary').dataset.deadlocks")
+    if shown != "1":
+        problems.append(f"{shown} deadlocks shown, the report has 1")
+    arrows = browser.evaluate("+document.getElementById('canvas').dataset.deadlockArrows")
+    want_arrows = sum(len(c["waits_for"]) for c in calls)
+    if arrows != want_arrows:
+        problems.append(f"{arrows} wait-for arrows drawn, the report has {want_arrows}")
+    text = browser.evaluate("(document.querySelector('ul.deadlocks') || {}).textContent || ''")
+    for c in calls:
+        if c.get("at") and c["at"] not in text:
+            problems.append(f"the list does not name rank {c['rank']}'s line {c['at']}: {text}")
+    links = browser.evaluate(
+        "[...document.querySelectorAll('ul.deadlocks a')].map(a => { const b = "
+        "a.getBoundingClientRect(); return {x: b.left + b.width / 2, y: b.top + b.height / 2,"
+        " rank: +a.dataset.rank}; })")
+    if len(links) != len(calls):
+        return [f"{name}: {p}" for p in problems] + [
+            f"{name}: {len(links)} ranks linked in the list, the report has {len(calls)}"]
+    if args.deadlock_screenshot:
+        browser.evaluate("vcxView.fit()")
+        browser.screenshot(args.deadlock_screenshot)
+    browser.click(links[-1]["x"], links[-1]["y"])
+    got = browser.evaluate("(() => { const d = document.getElementById('details');"
+                           " return {rank: +d.dataset.rank, index: +d.dataset.index}; })()")
+    by_rank, _, _ = reference(args, trace)
+    last = len(by_rank[links[-1]["rank"]]) - 1
+    if got != {"rank": links[-1]["rank"], "index": last}:
+        problems.append(f"clicking rank {links[-1]['rank']} selects {got}, expected its last "
+                        f"call {last}")
+    print(f"[trace_view] {name}: a deadlock of {len(calls)} ranks drawn with {arrows} arrows",
+          flush=True)
+    return [f"{name}: {p}" for p in problems]
+
+
 def arguments(ap) -> None:
     ap.add_argument("--chromium", default=cdp.find_chromium())
     ap.add_argument("--screenshot")
@@ -262,6 +322,8 @@ def arguments(ap) -> None:
     ap.add_argument("--large-calls", type=int, default=100000)
     ap.add_argument("--matches", help="NAME=EXE: a program with wildcard receives that could "
                                       "match other sends")
+    ap.add_argument("--deadlock", help="NAME=EXE: a program that deadlocks at 3 ranks")
+    ap.add_argument("--deadlock-screenshot", help="PNG: the deadlock's page")
 
 
 if __name__ == "__main__":

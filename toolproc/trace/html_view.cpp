@@ -84,11 +84,13 @@ std::string html_escape(const std::string& s) {
 }  // namespace
 
 // A report's findings as the page shows them: alternative matches on the
-// receives' calls (rank, index in the rank's calls), races as text.
+// receives' calls (rank, index in the rank's calls), races as text,
+// deadlocks as each stuck rank's call, line and the ranks it waits for (the
+// calls never returned, so they are drawn after each rank's last call).
 nlohmann::json findings_of(const TraceSet& trace, const std::string& report,
                            ViewSummary& summary) {
   using nlohmann::json;
-  json out = {{"alternatives", json::array()}, {"races", json::array()}};
+  json out = {{"alternatives", json::array()}, {"races", json::array()}, {"deadlocks", json::array()}};
   if (report.empty()) return out;
   json doc;
   try {
@@ -127,6 +129,14 @@ nlohmann::json findings_of(const TraceSet& trace, const std::string& report,
                              place(a[1]) + " (" + std::to_string(f.value("count", 1)) +
                              (f.value("count", 1) == 1 ? " time)" : " times)"));
       ++summary.races;
+    } else if (kind == "deadlock" && f.value("analysis", std::string()) == "deadlock") {
+      json stuck = json::array();
+      for (const json& c : f.value("calls", json::array()))
+        stuck.push_back({c.value("rank", 0u), c.value("call", std::string("?")),
+                         c.value("at", std::string()), c.value("waits_for", json::array())});
+      json finished = f.value("finished", json::array());
+      out["deadlocks"].push_back({{"ranks", std::move(stuck)}, {"finished", std::move(finished)}});
+      ++summary.deadlocks;
     }
   }
   auto& alternatives = out["alternatives"];

@@ -17,6 +17,7 @@ struct ViewSummary {
   std::uint64_t collectives = 0;  // instances joined across their members
   std::uint64_t alternatives = 0;  // receives the report says could have matched another
   std::uint64_t races = 0;         // data races the report lists
+  std::uint64_t deadlocks = 0;     // deadlocks the report lists (drawn over the last calls)
 };
 
 struct ViewInput {

@@ -251,7 +251,7 @@ int run_view(const std::string& dir, const std::string& out,
               << s.messages << " messages, " << s.collectives << " collectives";
     if (!report_file.empty())
       std::cout << "; " << s.alternatives << " receives with alternative matches, " << s.races
-                << " data races";
+                << " data races, " << s.deadlocks << (s.deadlocks == 1 ? " deadlock" : " deadlocks");
     std::cout << "\n";
   } catch (const vcx::trace::TraceError& e) {
     throw DataError{e.what()};
@@ -415,7 +415,8 @@ po::options_description visible_options(const std::string& cmd) {
         "measured", "times as measured, not corrected for the clock condition")(
         "report", po::value<std::string>()->value_name("FILE"),
         "the analyses' report of the same run (vcx-run --report): marks wildcard receives "
-        "with alternative matches, lists data races");
+        "with alternative matches, lists data races, draws deadlocks after the ranks' last "
+        "calls");
   if (cmd == "export" || cmd == "correct" || cmd == "otf2" || cmd == "view") {
     const vcx::trace::CorrectionOptions o;
     d.add_options()("min-latency",

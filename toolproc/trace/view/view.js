@@ -105,9 +105,12 @@
   // The analyses' findings (vcx-trace view --report): receives that could
   // have matched another send, data races.
   const findings = data.findings || {alternatives: [], races: []};
+  // Deadlocks: per stuck rank [rank, call, line, ranks it waits for].
+  const deadlocks = findings.deadlocks || [];
   const alternativesOf = new Map(findings.alternatives.map((a) => [a[0] + ":" + a[1], a]));
   summary.dataset.alternatives = String(findings.alternatives.length);
   summary.dataset.races = String(findings.races.length);
+  summary.dataset.deadlocks = String(deadlocks.length);
   summary.textContent = `${data.world} ranks, ${calls} calls, ${data.messages.length} messages ` +
       `(${wildcards} to wildcard receives), ` +
       `${data.collectives.length} collectives; times ` +
@@ -121,10 +124,16 @@
       `<span><span class="swatch" style="background:#d81b60; outline: 2px dashed #d81b60">` +
       `</span>message to a wildcard receive (MPI_ANY_SOURCE)</span>` +
       (findings.alternatives.length ? `<span><span class="swatch" style="outline: 2px dashed ` +
-       `#e65100"></span>receive that could have matched another send</span>` : "");
+       `#e65100"></span>receive that could have matched another send</span>` : "") +
+      (deadlocks.length ? `<span><span class="swatch" style="background:rgba(192,57,43,0.3); ` +
+       `outline: 2px solid #c0392b"></span>deadlocked: the call a rank never returned from, ` +
+       `arrows to the ranks it waits for</span>` : "");
 
   // View: [t0, t1] of run time across the canvas.
-  let t0 = 0, t1 = tMax, width = 1, height = 1;
+  // A deadlocked run's calls that never returned are drawn after the
+  // ranks' last calls: the run's view leaves room for them.
+  const tEnd = deadlocks.length ? tMax * 1.3 : tMax;
+  let t0 = 0, t1 = tEnd, width = 1, height = 1;
   let selected = null;  // {rank, index}
   let arrowsDrawn = 0, boxesDrawn = 0, wildcardArrowsDrawn = 0;
   const xOf = (t) => (t - t0) / (t1 - t0) * width;
@@ -180,6 +189,7 @@
     drawCollectives();
     drawArrows();
     drawFindings();
+    drawDeadlocks();
     drawSelection();
     drawAxis();
     canvas.dataset.arrows = String(arrowsDrawn);
@@ -332,6 +342,66 @@
     ctx.setLineDash([]);
   }
 
+  // Deadlocks: each stuck rank's call never returned, so it is drawn from
+  // the rank's last return to the end of the run, with an arrow to each rank
+  // it waits for (to the end of a finished rank's lane).
+  function lastReturn(rank) {
+    const r = byRank.get(rank);
+    return r && r.count ? r.endMax[r.count - 1] : 0;
+  }
+  function drawArrow(xa, ya, xb, yb) {
+    ctx.beginPath();
+    ctx.moveTo(xa, ya);
+    // Bent, so that arrows between the same lanes both ways stay apart.
+    const mx = (xa + xb) / 2 + (ya === yb ? 0 : 24), my = (ya + yb) / 2 - (ya === yb ? 24 : 0);
+    ctx.quadraticCurveTo(mx, my, xb, yb);
+    ctx.stroke();
+    const angle = Math.atan2(yb - my, xb - mx);
+    ctx.beginPath();
+    ctx.moveTo(xb, yb);
+    ctx.lineTo(xb - 8 * Math.cos(angle - 0.4), yb - 8 * Math.sin(angle - 0.4));
+    ctx.lineTo(xb - 8 * Math.cos(angle + 0.4), yb - 8 * Math.sin(angle + 0.4));
+    ctx.closePath();
+    ctx.fill();
+  }
+  function drawDeadlocks() {
+    let arrows = 0;
+    const end = Math.max(xOf(tEnd), 0);
+    for (const d of deadlocks) {
+      const at = new Map();
+      for (const [rank] of d.ranks) {
+        const x0 = Math.max(0, xOf(lastReturn(rank)) + 2), x1 = Math.max(x0 + 30, end);
+        at.set(rank, [x0, x1]);
+        ctx.fillStyle = "rgba(192, 57, 43, 0.25)";
+        ctx.fillRect(x0, yOf(rank), x1 - x0, boxHeight);
+        ctx.strokeStyle = "#c0392b";
+        ctx.lineWidth = 2;
+        ctx.strokeRect(x0, yOf(rank), x1 - x0, boxHeight);
+      }
+      ctx.strokeStyle = ctx.fillStyle = "#c0392b";
+      ctx.lineWidth = 1.5;
+      // Arrows leave and reach the boxes near their start, the call's name
+      // follows.
+      const anchor = ([x0, x1]) => x0 + Math.min(24, (x1 - x0) / 2);
+      for (const [rank, , , waits] of d.ranks) {
+        const xa = anchor(at.get(rank));
+        for (const w of waits) {
+          const target = at.get(w);
+          const xb = target ? anchor(target) : xOf(lastReturn(w));
+          drawArrow(xa, yOf(rank) + boxHeight / 2, xb, yOf(w) + (w === rank ? 0 : boxHeight / 2));
+          ++arrows;
+        }
+      }
+      ctx.fillStyle = "#7b241c";
+      ctx.font = "11px sans-serif";
+      for (const [rank, call] of d.ranks) {
+        const [x0, x1] = at.get(rank);
+        if (x1 - x0 > 80) ctx.fillText(call, x0 + 44, yOf(rank) + boxHeight - 4, x1 - x0 - 50);
+      }
+    }
+    canvas.dataset.deadlockArrows = String(arrows);
+  }
+
   function drawSelection() {
     if (!selected) return;
     const r = byRank.get(selected.rank);
@@ -396,13 +466,24 @@
     return true;
   }
   function showFindings() {
-    if (!findings.alternatives.length && !findings.races.length) return;
+    if (!findings.alternatives.length && !findings.races.length && !deadlocks.length) return;
+    const rankLink = (rank) => {
+      const r = byRank.get(rank);
+      return r && r.count ? `<a data-rank="${+rank}" data-index="${r.count - 1}">rank ${+rank}</a>`
+                          : `rank ${+rank}`;
+    };
+    const stuck = deadlocks.map((d) => `<li>` + d.ranks.map(([rank, call, line, waits]) =>
+        `${rankLink(rank)} waits in ${esc(call)}${line ? " at " + esc(line) : ""}` +
+        (waits.length ? ` for rank ${waits.map((w) => +w).join(", ")}` : "")).join("; ") +
+        (d.finished.length ? `; finished: rank ${d.finished.map((w) => +w).join(", ")}` : "") +
+        `</li>`).join("");
     const alt = findings.alternatives.map(([rank, i, matched, alts]) =>
         `<li><a data-rank="${+rank}" data-index="${+i}">rank ${+rank}, call ${+i}</a>: took ` +
         `rank ${esc(matched)}'s message, could have matched rank ${esc(alts.join(", "))}</li>`)
         .join("");
     const races = findings.races.map((t) => `<li>${esc(t)}</li>`).join("");
     details.innerHTML =
+        (stuck ? `<h2>deadlocks</h2><ul class="deadlocks">${stuck}</ul>` : "") +
         (alt ? `<h2>receives with alternative matches</h2><ul class="findings">${alt}</ul>` : "") +
         (races ? `<h2>data races</h2><ul class="races">${races}</ul>` : "") +
         `<p class="hint">Click a call to see its clock.</p>`;
@@ -433,14 +514,14 @@
   // Zoom around x by factor f; pan by dx pixels.
   function zoom(x, f) {
     const t = tOf(x);
-    const span = Math.max(10, Math.min(tMax * 1.2, (t1 - t0) * f));
+    const span = Math.max(10, Math.min(tEnd * 1.2, (t1 - t0) * f));
     t0 = t - (x / width) * span;
     t1 = t0 + span;
     draw();
   }
   function fit() {
-    t0 = -tMax * 0.01;
-    t1 = tMax * 1.01;
+    t0 = -tEnd * 0.01;
+    t1 = tEnd * 1.01;
     draw();
   }
 
