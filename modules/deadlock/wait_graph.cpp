@@ -81,7 +81,7 @@ class Reduction {
           if (in_other_operation(v, c) || called_other(v.facts, c)) {
             if (mismatched) mismatched->push_back(m);
             ok = false;
-          } else if (!i || i->started < c.instance) {
+          } else if ((!i || i->started < c.instance) && !in_instance(v, c)) {
             if (blockers) blockers->push_back(m);
             ok = false;
           }
@@ -158,6 +158,17 @@ class Reduction {
       if (std::find(c.ranks.begin(), c.ranks.end(), s) != c.ranks.end()) return true;
     }
     return false;
+  }
+
+  // m is blocked in c's instance itself: it entered it, even where its
+  // facts do not count it yet (an OpenSHMEM call's event comes after it).
+  static bool in_instance(const RankView& m, const WaitCondition& c) {
+    if (m.status != Status::Blocked) return false;
+    return std::any_of(m.wait.conditions.begin(), m.wait.conditions.end(),
+                       [&](const WaitCondition& o) {
+                         return o.need == WaitNeed::Collective && o.comm == c.comm &&
+                                o.instance == c.instance;
+                       });
   }
 
   // m is blocked in the same instance of c's collective with another

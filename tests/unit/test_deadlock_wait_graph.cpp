@@ -238,6 +238,24 @@ TEST_CASE("a wait for a write: released by any writer that can go on", "[deadloc
   CHECK(stuck({in_barrier, arrived, running()}).empty());
 }
 
+TEST_CASE("a member blocked in the instance itself has entered it", "[deadlock]") {
+  // OpenSHMEM: the call's event comes after it, so the facts of members
+  // waiting in the barrier do not count it yet. All members there: none is
+  // kept from it.
+  CHECK(stuck({blocked({collective(1, kBarrier, 2)}), blocked({collective(1, kBarrier, 2)})})
+            .empty());
+  // Two in the barrier, the third waits for a write nobody can make: the
+  // two wait for the third only.
+  const auto d = find_deadlock({blocked({collective(1, kBarrier, 3)}),
+                                blocked({collective(1, kBarrier, 3)}),
+                                blocked({write_by_others(2, 3)})});
+  REQUIRE(d);
+  REQUIRE(d->ranks.size() == 3);
+  CHECK(d->ranks[0].waits_for == std::vector<Rank>{Rank{2}});
+  CHECK(d->ranks[1].waits_for == std::vector<Rank>{Rank{2}});
+  CHECK(d->ranks[2].waits_for == std::vector<Rank>{Rank{0}, Rank{1}});
+}
+
 TEST_CASE("a wait for a lock: only a holder that cannot go on keeps it", "[deadlock]") {
   // Rank 0 holds it in a barrier rank 1 cannot reach.
   RankView holder = blocked({collective(1, kBarrier, 2)});
