@@ -97,7 +97,7 @@ std::string state_text(const RankView& v, std::uint32_t rank) {
       for (const Rank r : c.ranks) ranks.push_back(r.value);
       conds.push_back({{"need", need_name(c.need)}, {"ranks", ranks}, {"comm", c.comm},
                        {"tag", c.tag}, {"instance", c.instance}, {"call", c.call},
-                       {"root", c.root}, {"resource", c.resource}});
+                       {"root", c.root}, {"resource", c.resource}, {"shared", c.shared}});
     }
     j["conditions"] = conds;
     j["sending"] = counts_json(v.wait.sending);
@@ -113,7 +113,8 @@ std::string state_text(const RankView& v, std::uint32_t rank) {
                   {"received", counts_json(v.facts.received)},
                   {"pending_receives", v.facts.pending_receives},
                   {"collectives", colls},
-                  {"locks_held", v.facts.locks_held}};
+                  {"locks_held", v.facts.locks_held},
+                  {"locks_held_shared", v.facts.locks_held_shared}};
   }
   return j.dump();
 }
@@ -142,6 +143,7 @@ std::optional<RankView> parse_state(const std::string& text) {
         w.call = c.at("call").get<std::uint16_t>();
         w.root = c.at("root").get<std::int32_t>();
         w.resource = c.value("resource", std::uint64_t{0});
+        w.shared = c.value("shared", false);
         v.wait.conditions.push_back(std::move(w));
       }
       v.wait.sending = counts_of(j.value("sending", json::array()));
@@ -161,6 +163,8 @@ std::optional<RankView> parse_state(const std::string& text) {
       }
       v.facts.locks_held =
           f.value("locks_held", json::array()).get<std::vector<std::uint64_t>>();
+      v.facts.locks_held_shared =
+          f.value("locks_held_shared", json::array()).get<std::vector<std::uint64_t>>();
     }
     return v;
   } catch (const std::exception&) {

@@ -102,8 +102,11 @@ class Reduction {
         bool ok = true;
         for (const Rank h : c.ranks) {
           if (!known(h) || can(h)) continue;
-          const std::vector<std::uint64_t>& held = ranks_[h.value].facts.locks_held;
-          if (std::find(held.begin(), held.end(), c.resource) == held.end()) continue;
+          const WaitFacts& f = ranks_[h.value].facts;
+          const auto holds = [&](const std::vector<std::uint64_t>& held) {
+            return std::find(held.begin(), held.end(), c.resource) != held.end();
+          };
+          if (!holds(f.locks_held) && (c.shared || !holds(f.locks_held_shared))) continue;
           if (blockers) blockers->push_back(h);
           ok = false;
         }

@@ -15,7 +15,8 @@
 //   another operation or root (a collective mismatch never completes);
 // * a write condition (an OpenSHMEM wait_until) when one of the ranks that
 //   may write the variable can go on;
-// * a lock condition unless a rank that cannot go on holds the lock;
+// * a lock condition unless a rank that cannot go on holds the lock
+//   (exclusively, or shared against an exclusive acquisition);
 // * an unknown condition always.
 //
 // Repeated until nothing changes; the blocked ranks left are deadlocked.

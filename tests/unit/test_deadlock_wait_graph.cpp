@@ -271,6 +271,15 @@ TEST_CASE("a wait for a lock: only a holder that cannot go on keeps it", "[deadl
   other.facts.locks_held.push_back(kLock + 1);
   CHECK(stuck({other, blocked({lock_of_world(2)})}).empty());
   CHECK(stuck({running(), blocked({lock_of_world(2)})}).empty());
+  // Shared: a shared holder keeps out an exclusive acquisition, not a
+  // shared one; an exclusive holder keeps out both.
+  RankView reader = blocked({collective(1, kBarrier, 2)});
+  reader.facts.locks_held_shared.push_back(kLock);
+  CHECK(stuck({reader, blocked({lock_of_world(2)})}) == std::vector<std::uint32_t>{0, 1});
+  WaitCondition shared_lock = lock_of_world(2);
+  shared_lock.shared = true;
+  CHECK(stuck({reader, blocked({shared_lock})}).empty());
+  CHECK(stuck({holder, blocked({shared_lock})}) == std::vector<std::uint32_t>{0, 1});
   // Held by itself (not recursive): it waits for itself.
   RankView self = blocked({lock_of_world(1)});
   self.facts.locks_held.push_back(kLock);
@@ -305,6 +314,8 @@ TEST_CASE("a state file says what the tool saw", "[deadlock]") {
 
   RankView shmem = blocked({write_by_others(0, 2), lock_of_world(2)});
   shmem.facts.locks_held = {kLock, 5};
+  shmem.facts.locks_held_shared = {7};
+  shmem.wait.conditions[1].shared = true;
   const std::optional<RankView> again = parse_state(state_text(shmem, 0));
   REQUIRE(again);
   REQUIRE(again->wait.conditions.size() == 2);
@@ -313,6 +324,8 @@ TEST_CASE("a state file says what the tool saw", "[deadlock]") {
   CHECK(again->wait.conditions[1].need == WaitNeed::Lock);
   CHECK(again->wait.conditions[1].resource == kLock);
   CHECK(again->facts.locks_held == std::vector<std::uint64_t>{kLock, 5});
+  CHECK(again->facts.locks_held_shared == std::vector<std::uint64_t>{7});
+  CHECK(again->wait.conditions[1].shared);
 }
 
 TEST_CASE("the blocked-call slot: inside between enter and leave, one entry each",

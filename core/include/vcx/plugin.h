@@ -14,7 +14,7 @@ namespace vcx {
 // Bumped whenever a header seen by plugins changes: those are listed, with
 // a digest, in vcx/plugin_abi.txt (scripts/plugin-abi; the test
 // plugins.abi_version fails when they change and this does not).
-inline constexpr std::uint32_t kPluginAbiVersion = 16;
+inline constexpr std::uint32_t kPluginAbiVersion = 17;
 inline constexpr const char* kPluginEntryPoint = "vcx_plugin_descriptor";
 
 class ExchangeEngine;

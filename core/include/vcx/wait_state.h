@@ -38,8 +38,10 @@ enum class WaitNeed : std::uint8_t {
   // writers' ability to go on counts.
   Write = 4,
   // The lock `resource`, which another rank may hold (an OpenSHMEM
-  // shmem_set_lock): it waits for the holder, found by the ranks' facts
-  // (WaitFacts::locks_held); `ranks` are those that may hold it.
+  // shmem_set_lock, an MPI_Win_lock): it waits for the holders, found by
+  // the ranks' facts (WaitFacts::locks_held, locks_held_shared; a shared
+  // acquisition waits for exclusive holders only); `ranks` are those that
+  // may hold it.
   Lock = 5,
 };
 
@@ -53,6 +55,7 @@ struct WaitCondition {
   std::uint16_t call = 0;      // Collective: which one (the model's call id)
   std::int32_t root = -1;      // Collective: world rank of the root, -1 without one
   std::uint64_t resource = 0;  // Lock: the run-wide id of the lock
+  bool shared = false;         // Lock: a shared acquisition
 };
 
 // Point-to-point messages per peer, communicator and tag.
@@ -91,8 +94,10 @@ struct WaitFacts {
     std::vector<Operation> recent;
   };
   std::vector<Instances> collectives;
-  // Locks it holds (run-wide ids, as WaitCondition::resource).
+  // Locks it holds (run-wide ids, as WaitCondition::resource): exclusively,
+  // and shared. Not the one it is blocked acquiring.
   std::vector<std::uint64_t> locks_held;
+  std::vector<std::uint64_t> locks_held_shared;
 };
 
 // Where a rank is, as its tool tells the modules that want it

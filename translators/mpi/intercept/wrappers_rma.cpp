@@ -181,7 +181,11 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
       rt.wait(rt.push(Call::Win_lock, ev, true));
     } else if (void* p = rt.begin_always_answered(Call::Win_lock, sizeof ev)) {
       std::memcpy(p, &ev, sizeof ev);
-      rt.wait_always(rt.commit());
+      const std::uint64_t ticket = rt.commit();
+      // Until the tool grants it: after the holders released it.
+      const BlockedScope blocked(rt, Call::Win_lock, ev,
+                                 reinterpret_cast<std::uint64_t>(VCX_CALLER()));
+      rt.wait_always(ticket);
     }
   }
   const int rc = PMPI_Win_lock(lock_type, rank, assert, win);
@@ -218,7 +222,10 @@ int MPI_Win_lock_all(int assert, MPI_Win win) {
       rt.push(Call::Win_lock_all, ev, false);
     } else if (void* p = rt.begin_always_answered(Call::Win_lock_all, sizeof ev)) {
       std::memcpy(p, &ev, sizeof ev);
-      rt.wait_always(rt.commit());
+      const std::uint64_t ticket = rt.commit();
+      const BlockedScope blocked(rt, Call::Win_lock_all, ev,
+                                 reinterpret_cast<std::uint64_t>(VCX_CALLER()));
+      rt.wait_always(ticket);
     }
   }
   const int rc = PMPI_Win_lock_all(assert, win);

@@ -35,6 +35,9 @@ Rank MpiTranslator::world_of(const std::vector<Rank>& group, std::int32_t rank) 
 }
 
 void MpiTranslator::translate(const EventHeader& ev, ExchangeControl& ctl, CallProgram& out) {
+  // The rank went on since it was seen waiting for a lock.
+  acquiring_ = 0;
+  acquiring_all_ = nullptr;
   if (receive_notes_wanted_ < 0) receive_notes_wanted_ = host_.receive_notes_wanted() ? 1 : 0;
   if (receive_notes_wanted_ == 0) return dispatch(ev, ctl, out);
   ReceiveNoting noting(ctl, out);

@@ -190,6 +190,7 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
     // nothing either.
     std::unordered_set<std::uint32_t> held_nocheck;  // MPI_Win_lock, by target
     bool all_nocheck = false;                         // MPI_Win_lock_all
+    bool holds_all = false;  // MPI_Win_lock_all (not MPI_MODE_NOCHECK) until unlock_all
     // Accesses of data calls not complete yet (for the analyses' notes).
     struct OpenAccess {
       std::uint64_t id;
@@ -200,6 +201,15 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
     std::vector<OpenAccess> open;
   };
   using WinPtr = std::shared_ptr<WinData>;
+  // The lock of `target` in window `win`, as the exchange and the deadlock
+  // analysis name it.
+  static std::uint64_t lock_id(GroupId win, Rank target);
+  // The lock a rank was last seen blocked acquiring in MPI_Win_lock (0:
+  // none): the translation of its event counts it held already, but it is
+  // not held until granted. Set by wait_state, cleared by any translation.
+  std::uint64_t acquiring_ = 0;
+  // The same for MPI_Win_lock_all: the window whose locks it is acquiring.
+  const WinData* acquiring_all_ = nullptr;
   // Post/start/complete/wait counted like messages on the window's group
   // (wait_states.cpp), so that the deadlock analysis sees which epochs a
   // rank waits for as messages sent and not yet taken.

@@ -16,9 +16,11 @@ namespace {
 constexpr std::uint64_t kPostQueue = std::uint64_t{1} << 41;
 constexpr std::uint64_t kCompleteQueue = (std::uint64_t{1} << 41) + 1;
 
-std::uint64_t lock_id(GroupId win, Rank target) { return hash_combine(win.value, target.value); }
-
 }  // namespace
+
+std::uint64_t MpiTranslator::lock_id(GroupId win, Rank target) {
+  return hash_combine(win.value, target.value);
+}
 
 MpiTranslator::WinData& MpiTranslator::win(std::uint64_t handle) {
   auto it = windows_.find(handle);
@@ -337,6 +339,7 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
       }
       out.mark_clocked();
       for (const Rank t : w.members) acquire(t, true, 0);
+      w.holds_all = true;
       return;
     case Family::WinUnlockAll:
       complete_accesses(w, out, e.pc, [](const WinData::OpenAccess&) { return true; });
@@ -346,6 +349,7 @@ void MpiTranslator::on_win(Family f, const WinEvent& e, ExchangeControl& ctl, Ca
       }
       out.mark_clocked();
       for (const Rank t : w.members) release(t, true, 0);
+      w.holds_all = false;
       return;
     default:
       host_.fatal("mpi: unexpected window event");

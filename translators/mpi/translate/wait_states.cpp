@@ -162,6 +162,8 @@ bool MpiTranslator::wait_state(const channel::BlockedCall& blocked, WaitState* o
   const std::string name = call_name(blocked.call);
   const Family family = kCallFamily[blocked.call];
   out->all_of = true;
+  acquiring_ = 0;
+  acquiring_all_ = nullptr;
   switch (family) {
     case Family::Recv: {
       const auto e = blocked.payload_as<RecvEvent>();
@@ -296,6 +298,47 @@ bool MpiTranslator::wait_state(const channel::BlockedCall& blocked, WaitState* o
       out->call = name + "(" + what + (e.listed < e.count ? "; …" : "") + ")";
       return true;
     }
+    case Family::WinLock: {
+      // Waiting for the tool's grant, which follows the holders' releases
+      // (wrappers_rma.cpp): for the holders.
+      const auto e = blocked.payload_as<WinEvent>();
+      auto it = windows_.find(e.win);
+      if (it == windows_.end() || (e.arg & kLockNoCheck)) return false;
+      const WinData& w = *it->second;
+      if (e.rank < 0 || static_cast<std::size_t>(e.rank) >= w.members.size()) return false;
+      const Rank target = w.members[static_cast<std::size_t>(e.rank)];
+      WaitCondition c;
+      c.need = WaitNeed::Lock;
+      c.resource = lock_id(w.id, target);
+      c.shared = (e.arg & kLockTypeMask) == kLockShared;
+      c.ranks = w.members;
+      acquiring_ = c.resource;
+      out->call = name + (c.shared ? "(MPI_LOCK_SHARED" : "(MPI_LOCK_EXCLUSIVE") + ", rank " +
+                  std::to_string(e.rank) + " (world rank " + std::to_string(target.value) +
+                  "), the window of world ranks " + rank_list(w.members) + ")";
+      out->pc = blocked.call_site;
+      out->conditions.push_back(std::move(c));
+      return true;
+    }
+    case Family::WinLockAll: {
+      // A shared lock of every member's window: for exclusive holders.
+      const auto e = blocked.payload_as<WinEvent>();
+      auto it = windows_.find(e.win);
+      if (it == windows_.end() || (e.arg & kLockNoCheck)) return false;
+      const WinData& w = *it->second;
+      for (const Rank t : w.members) {
+        WaitCondition c;
+        c.need = WaitNeed::Lock;
+        c.resource = lock_id(w.id, t);
+        c.shared = true;
+        c.ranks = w.members;
+        out->conditions.push_back(std::move(c));
+      }
+      acquiring_all_ = &w;
+      out->call = name + "(the window of world ranks " + rank_list(w.members) + ")";
+      out->pc = blocked.call_site;
+      return true;
+    }
     case Family::WinFence:
     case Family::WinStart:
     case Family::WinComplete:
@@ -325,8 +368,15 @@ void MpiTranslator::wait_facts(WaitFacts* out) const {
       i.recent.push_back(WaitFacts::Operation{r.instance, r.call, r.root});
     out->collectives.push_back(std::move(i));
   }
-  for (const auto& [handle, w] : windows_)
+  for (const auto& [handle, w] : windows_) {
     if (w->collectives) out->collectives.push_back(WaitFacts::Instances{w->id.value, w->collectives, {}});
+    for (const auto& [target, shared] : w->held) {
+      const std::uint64_t id = lock_id(w->id, Rank{target});
+      if (id != acquiring_) (shared ? out->locks_held_shared : out->locks_held).push_back(id);
+    }
+    if (w->holds_all && w.get() != acquiring_all_)
+      for (const Rank t : w->members) out->locks_held_shared.push_back(lock_id(w->id, t));
+  }
 }
 
 }  // namespace vcx::mpi
