@@ -234,6 +234,10 @@ bool MpiTranslator::wait_state(const channel::BlockedCall& blocked, WaitState* o
       if (rooted) {
         w.root = static_cast<std::int32_t>(peer_of(c, e.root).value);
         out->call += "root " + source_text(c, e.root) + ", ";
+        // A non-root of a one-to-all call needs the root's data only: which
+        // other members relay it is the library's choice.
+        if (kind == CollKind::OneToAll && Rank{static_cast<std::uint32_t>(w.root)} != self_)
+          w.ranks.assign(1, Rank{static_cast<std::uint32_t>(w.root)});
       }
       out->call += comm_name(c) + ")";
       out->conditions.push_back(std::move(w));
@@ -283,8 +287,11 @@ bool MpiTranslator::wait_state(const channel::BlockedCall& blocked, WaitState* o
             w.call = operation_of(static_cast<std::uint16_t>(r.call));
             w.ranks = r.comm->members;
             if (const CollKind k = kCallCollKind[static_cast<std::size_t>(r.call)];
-                k == CollKind::OneToAll || k == CollKind::AllToOne)
+                k == CollKind::OneToAll || k == CollKind::AllToOne) {
               w.root = static_cast<std::int32_t>(peer_of(*r.comm, r.root).value);
+              if (k == CollKind::OneToAll && Rank{static_cast<std::uint32_t>(w.root)} != self_)
+                w.ranks.assign(1, Rank{static_cast<std::uint32_t>(w.root)});
+            }
             item = std::string(call_name(static_cast<std::uint16_t>(r.call)));
             break;
           case ReqKind::Nothing:

@@ -3,8 +3,9 @@
 //
 // * A collective waits for every member of its active set to enter the same
 //   instance (the interceptor marks the call before its event goes out: it
-//   is the set's next instance here). The operation is not compared: Open
-//   MPI completes some calls of different kinds against each other.
+//   is the set's next instance here); a broadcast's non-root PEs for the
+//   root only. The operation is not compared: Open MPI completes some calls
+//   of different kinds against each other.
 // * wait_until and wait wait for a write into this PE's memory by another
 //   PE; which one is not known, so any PE that can still go on may make it.
 // * shmem_set_lock waits for whoever holds the lock to clear it.
@@ -67,6 +68,13 @@ bool ShmemTranslator::wait_state(const channel::BlockedCall& blocked, WaitState*
       auto it = instances_.find(group);
       w.instance = (it == instances_.end() ? 0 : it->second) + 1;
       w.call = kAnyCollective;
+      if (kCallFamily[blocked.call] == Family::BcastSet) {
+        // A PE that is not the root needs the root's data only: which other
+        // members relay it is the library's choice.
+        if (e.root < 0 || e.root >= e.pe_size) return false;
+        const Rank root = w.ranks[static_cast<std::size_t>(e.root)];
+        if (root != self_) w.ranks.assign(1, root);
+      }
       out->call = name + "(";
       if (kCallFamily[blocked.call] != Family::CollWorld) out->call += set_text(e);
       if (kCallFamily[blocked.call] == Family::BcastSet)
