@@ -273,12 +273,7 @@
       ctx.moveTo(sx, sy);
       ctx.lineTo(rx, ry);
       ctx.stroke();
-      const angle = Math.atan2(ry - sy, rx - sx);
-      ctx.beginPath();
-      ctx.moveTo(rx, ry);
-      ctx.lineTo(rx - 7 * Math.cos(angle - 0.4), ry - 7 * Math.sin(angle - 0.4));
-      ctx.lineTo(rx - 7 * Math.cos(angle + 0.4), ry - 7 * Math.sin(angle + 0.4));
-      ctx.fill();
+      arrowHead(rx, ry, Math.atan2(ry - sy, rx - sx), 7);
       ++arrowsDrawn;
     }
     ctx.setLineDash([]);
@@ -349,6 +344,14 @@
     const r = byRank.get(rank);
     return r && r.count ? r.endMax[r.count - 1] : 0;
   }
+  // A filled head of `size` pixels at (x, y), pointing along `angle`.
+  function arrowHead(x, y, angle, size) {
+    ctx.beginPath();
+    ctx.moveTo(x, y);
+    ctx.lineTo(x - size * Math.cos(angle - 0.4), y - size * Math.sin(angle - 0.4));
+    ctx.lineTo(x - size * Math.cos(angle + 0.4), y - size * Math.sin(angle + 0.4));
+    ctx.fill();
+  }
   function drawArrow(xa, ya, xb, yb) {
     ctx.beginPath();
     ctx.moveTo(xa, ya);
@@ -356,13 +359,7 @@
     const mx = (xa + xb) / 2 + (ya === yb ? 0 : 24), my = (ya + yb) / 2 - (ya === yb ? 24 : 0);
     ctx.quadraticCurveTo(mx, my, xb, yb);
     ctx.stroke();
-    const angle = Math.atan2(yb - my, xb - mx);
-    ctx.beginPath();
-    ctx.moveTo(xb, yb);
-    ctx.lineTo(xb - 8 * Math.cos(angle - 0.4), yb - 8 * Math.sin(angle - 0.4));
-    ctx.lineTo(xb - 8 * Math.cos(angle + 0.4), yb - 8 * Math.sin(angle + 0.4));
-    ctx.closePath();
-    ctx.fill();
+    arrowHead(xb, yb, Math.atan2(yb - my, xb - mx), 8);
   }
   function drawDeadlocks() {
     let arrows = 0;

@@ -214,6 +214,11 @@ class MpiTranslator final : public Translator, public PendingReceives, public Pl
   // (wait_states.cpp), so that the deadlock analysis sees which epochs a
   // rank waits for as messages sent and not yet taken.
   void count_epoch_signal(Direction d, const WinData& w, Rank peer, std::int32_t tag);
+  // The window of a handle, or nullptr (the deadlock analysis asks about
+  // calls whose events may not name a window vcx saw).
+  const WinData* find_window(std::uint64_t handle) const;
+  // A collective condition of a one-to-all call (root set): for the root only.
+  void wait_for_root_only(WaitCondition& c) const;
   // A wait in MPI_Win_fence, MPI_Win_complete or MPI_Win_wait.
   bool window_wait(Family f, const channel::BlockedCall& blocked, WaitState* out);
   void on_win_create(Call call, const WinCreateEvent& e, ExchangeControl& ctl, CallProgram& out);

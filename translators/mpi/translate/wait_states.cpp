@@ -56,11 +56,16 @@ void MpiTranslator::count_epoch_signal(Direction d, const WinData& w, Rank peer,
 // not marked). MPI_Win_start, MPI_Win_complete: a post of each target of
 // the epoch (12.5.2: either may wait for them). MPI_Win_wait: a complete of
 // each origin of the exposure epoch.
+const MpiTranslator::WinData* MpiTranslator::find_window(std::uint64_t handle) const {
+  auto it = windows_.find(handle);
+  return it == windows_.end() ? nullptr : it->second.get();
+}
+
 bool MpiTranslator::window_wait(Family f, const channel::BlockedCall& blocked, WaitState* out) {
   const auto e = blocked.payload_as<WinEvent>();
-  auto it = windows_.find(e.win);
-  if (it == windows_.end()) return false;
-  const WinData& w = *it->second;
+  const WinData* wp = find_window(e.win);
+  if (!wp) return false;
+  const WinData& w = *wp;
   const std::string name = call_name(blocked.call);
   out->pc = e.pc;
   if (f == Family::WinFence) {
@@ -139,6 +144,13 @@ std::string MpiTranslator::source_text(const CommData& c, std::int32_t source) {
 
 std::string MpiTranslator::tag_text(std::int32_t tag) {
   return tag == kTagAny ? "MPI_ANY_TAG" : std::to_string(tag);
+}
+
+// A non-root of a one-to-all call needs the root's data only: which other
+// members relay it is the library's choice.
+void MpiTranslator::wait_for_root_only(WaitCondition& c) const {
+  const Rank root{static_cast<std::uint32_t>(c.root)};
+  if (root != self_) c.ranks.assign(1, root);
 }
 
 bool MpiTranslator::receive_wait(const std::string& name, std::uint64_t comm_handle,
@@ -234,10 +246,7 @@ bool MpiTranslator::wait_state(const channel::BlockedCall& blocked, WaitState* o
       if (rooted) {
         w.root = static_cast<std::int32_t>(peer_of(c, e.root).value);
         out->call += "root " + source_text(c, e.root) + ", ";
-        // A non-root of a one-to-all call needs the root's data only: which
-        // other members relay it is the library's choice.
-        if (kind == CollKind::OneToAll && Rank{static_cast<std::uint32_t>(w.root)} != self_)
-          w.ranks.assign(1, Rank{static_cast<std::uint32_t>(w.root)});
+        if (kind == CollKind::OneToAll) wait_for_root_only(w);
       }
       out->call += comm_name(c) + ")";
       out->conditions.push_back(std::move(w));
@@ -289,8 +298,7 @@ bool MpiTranslator::wait_state(const channel::BlockedCall& blocked, WaitState* o
             if (const CollKind k = kCallCollKind[static_cast<std::size_t>(r.call)];
                 k == CollKind::OneToAll || k == CollKind::AllToOne) {
               w.root = static_cast<std::int32_t>(peer_of(*r.comm, r.root).value);
-              if (k == CollKind::OneToAll && Rank{static_cast<std::uint32_t>(w.root)} != self_)
-                w.ranks.assign(1, Rank{static_cast<std::uint32_t>(w.root)});
+              if (k == CollKind::OneToAll) wait_for_root_only(w);
             }
             item = std::string(call_name(static_cast<std::uint16_t>(r.call)));
             break;
@@ -309,9 +317,9 @@ bool MpiTranslator::wait_state(const channel::BlockedCall& blocked, WaitState* o
       // Waiting for the tool's grant, which follows the holders' releases
       // (wrappers_rma.cpp): for the holders.
       const auto e = blocked.payload_as<WinEvent>();
-      auto it = windows_.find(e.win);
-      if (it == windows_.end() || (e.arg & kLockNoCheck)) return false;
-      const WinData& w = *it->second;
+      const WinData* wp = find_window(e.win);
+      if (!wp || (e.arg & kLockNoCheck)) return false;
+      const WinData& w = *wp;
       if (e.rank < 0 || static_cast<std::size_t>(e.rank) >= w.members.size()) return false;
       const Rank target = w.members[static_cast<std::size_t>(e.rank)];
       WaitCondition c;
@@ -330,9 +338,9 @@ bool MpiTranslator::wait_state(const channel::BlockedCall& blocked, WaitState* o
     case Family::WinLockAll: {
       // A shared lock of every member's window: for exclusive holders.
       const auto e = blocked.payload_as<WinEvent>();
-      auto it = windows_.find(e.win);
-      if (it == windows_.end() || (e.arg & kLockNoCheck)) return false;
-      const WinData& w = *it->second;
+      const WinData* wp = find_window(e.win);
+      if (!wp || (e.arg & kLockNoCheck)) return false;
+      const WinData& w = *wp;
       for (const Rank t : w.members) {
         WaitCondition c;
         c.need = WaitNeed::Lock;
